@@ -1,0 +1,174 @@
+"""kcodec: fast, exact codecs for Apache Kafka's coordination metadata.
+
+One engine, driven by Kafka's own JSON message specs (4.1.1, shipped as package data),
+decodes and encodes any message at any version::
+
+    >>> import kcodec
+    >>> value = kcodec.decode("OffsetCommitValue", data, version=4)
+    >>> kcodec.encode("OffsetCommitValue", value, version=4) == data
+    True
+
+The C engine is used when the extension is built; ``KCODEC_NO_EXTENSIONS=1`` selects
+the pure-Python reference engine (same results, slower).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
+
+from . import _codec_py
+from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
+from ._program import Program, program as _program
+from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
+from .errors import (CorruptRecordError, DecodeError, EncodeError, KcodecError, SchemaError,
+                     UnknownMessageError, UnsupportedVersionError)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "decode", "read", "encode", "decode_bulk", "to_kafka_json", "from_kafka_json",
+    "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
+    "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
+    "KcodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
+    "UnsupportedVersionError", "CorruptRecordError", "UNKNOWN_TAGS_KEY",
+]
+
+UNKNOWN_TAGS_KEY = _codec_py.UNKNOWN_TAGS_KEY
+
+_engine: Any = _codec_py
+NATIVE = False
+if not os.environ.get("KCODEC_NO_EXTENSIONS"):
+    try:
+        from . import _native as _engine  # type: ignore[no-redef]
+        NATIVE = True
+    except ImportError:  # not built: the reference engine serves
+        _engine = _codec_py
+
+
+class Decoded(NamedTuple):
+    """The result of :func:`read`."""
+    value: Dict[str, Any]
+    version: int               # the version asked for
+    newer_than_known: bool     # decoded with the newest known layout (``newer="latest"``)
+    size: int                  # bytes consumed
+    trailing: bytes            # bytes after the message (only with ``trailing="allow"``)
+
+
+def program(name: str, version: int, *, newer: str = "error") -> Program:
+    """The compiled program of message ``name`` at ``version``.
+
+    ``newer="error"`` rejects versions outside the spec's valid versions;
+    ``newer="latest"`` accepts versions above the newest known one and uses the layout
+    of the open-ended fields, as Kafka's generated code does.
+    """
+    s = spec(name)
+    vv = s.valid_versions
+    if version < 0 or version < vv.lowest or (version > vv.highest and newer != "latest") or vv.empty:
+        raise UnsupportedVersionError(
+            f"{s.name} version {version} is outside its valid versions {vv}"
+            + ("" if newer == "latest" or version < vv.lowest else " (pass newer='latest' to decode it with the newest layout)"))
+    if newer not in ("error", "latest"):
+        raise ValueError("newer must be 'error' or 'latest'")
+    return _program(s.name, version)
+
+
+def read(name: str, data: Any, version: int, *, newer: str = "error",
+         trailing: str = "error", offset: int = 0) -> Decoded:
+    """Decode one message body and report how it went (see :class:`Decoded`).
+
+    ``trailing="error"`` (default) raises :class:`DecodeError` when bytes remain after the
+    message; ``trailing="allow"`` returns them in ``Decoded.trailing``.
+    """
+    prog = program(name, version, newer=newer)
+    value, end = _engine.decode(prog, data, offset)
+    mv = memoryview(data)
+    rest = b""
+    if end != mv.nbytes:
+        if trailing != "allow":
+            raise DecodeError(f"{mv.nbytes - end} trailing bytes after the message",
+                              message=prog.name, version=version, offset=end)
+        rest = bytes(mv.cast("B")[end:])
+    return Decoded(value, version, prog.newer_than_known, end - offset, rest)
+
+
+def decode(name: str, data: Any, version: int, *, newer: str = "error",
+           trailing: str = "error") -> Dict[str, Any]:
+    """Decode a message body (no framing) of the spec ``name`` at ``version`` to a dict.
+
+    Value mapping: struct -> dict keyed by Kafka's JSON field names (every field of the
+    version; tagged fields absent on the wire at their default), ints -> int, bool, float64
+    -> float, string -> str, bytes/records -> bytes, uuid -> uuid.UUID, arrays -> list,
+    null -> None, unknown tagged fields -> ``"_unknown_tagged_fields": [(tag, bytes)]``.
+    """
+    prog = program(name, version, newer=newer)
+    value, end = _engine.decode(prog, data, 0)
+    if trailing != "allow":
+        n = memoryview(data).nbytes
+        if end != n:
+            raise DecodeError(f"{n - end} trailing bytes after the message",
+                              message=prog.name, version=version, offset=end)
+    return value
+
+
+def encode(name: str, value: Dict[str, Any], version: int, *, newer: str = "error") -> bytes:
+    """Encode ``value`` as message ``name`` at ``version``; missing fields take their default."""
+    return _engine.encode(program(name, version, newer=newer), value)
+
+
+def to_kafka_json(name: str, value: Dict[str, Any], version: int) -> Dict[str, Any]:
+    """Kafka's JsonConverter form of a decoded value (bytes base64, uuid base64url,
+    tagged fields at their default omitted, unknown tagged fields dropped)."""
+    return _to_kjson(program(name, version, newer="latest"), value)
+
+
+def from_kafka_json(name: str, obj: Dict[str, Any], version: int) -> Dict[str, Any]:
+    """The inverse of :func:`to_kafka_json`: a value ready for :func:`encode`."""
+    return _from_kjson(program(name, version, newer="latest"), obj)
+
+
+def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error") -> Dict[str, Any]:
+    """Decode many values of one message and version into columns.
+
+    ``values`` is a list of bytes or a pyarrow ``BinaryArray``/``LargeBinaryArray``.
+    Returns ``{field: column}`` for the top-level fields (NumPy arrays for numbers and
+    bools, pyarrow arrays for strings, bytes and uuids, lists for nested fields), plus
+    ``"_ok"`` (bool per row) and ``"_error"`` (None or the reason, per row): a bad value
+    flags its row instead of raising.
+    """
+    prog = program(name, version, newer=newer)
+    bulk = getattr(_engine, "decode_bulk", None)
+    if bulk is None:
+        return _decode_bulk_py(prog, values)
+    return bulk(prog, values)
+
+
+def _decode_bulk_py(prog: Program, values: Any) -> Dict[str, Any]:
+    """Reference bulk decode: one Python object per value, then transposed."""
+    if hasattr(values, "to_pylist"):
+        values = values.to_pylist()
+    keys = prog.top.keys
+    cols: Dict[str, List[Any]] = {k: [] for k in keys}
+    ok: List[bool] = []
+    err: List[Optional[str]] = []
+    for raw in values:
+        try:
+            if raw is None:
+                raise DecodeError("null value", message=prog.name, version=prog.version)
+            v, end = _codec_py.decode(prog, raw, 0)
+            if end != len(raw):
+                raise DecodeError(f"{len(raw) - end} trailing bytes after the message",
+                                  message=prog.name, version=prog.version, offset=end)
+        except DecodeError as e:
+            ok.append(False)
+            err.append(str(e))
+            for k in keys:
+                cols[k].append(None)
+            continue
+        ok.append(True)
+        err.append(None)
+        for k in keys:
+            cols[k].append(v[k])
+    out: Dict[str, Any] = dict(cols)
+    out["_ok"] = ok
+    out["_error"] = err
+    return out

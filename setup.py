@@ -1,0 +1,52 @@
+"""Build the native extensions.
+
+Every ``kcodec/_*.pyx`` becomes one extension module compiled together with all
+plain-C kernels in ``csrc/`` (which include no Python headers).
+
+Switches (environment):
+  KCODEC_SANITIZE=1   build with AddressSanitizer + UBSan (-O1 -g)
+  KCODEC_DEBUG=1      build with -O0 -g
+"""
+import glob
+import os
+import sys
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = sorted(glob.glob("csrc/*.c"))
+
+cflags = ["-std=c99", "-Wall", "-Wextra", "-Wno-unused-function"]
+ldflags = []
+if os.environ.get("KCODEC_SANITIZE"):
+    cflags += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+    ldflags += ["-fsanitize=address,undefined"]
+elif os.environ.get("KCODEC_DEBUG"):
+    cflags += ["-O0", "-g"]
+else:
+    cflags += ["-O3"]
+
+ext_modules = []
+for pyx in sorted(glob.glob("kcodec/_*.pyx")):
+    mod = "kcodec." + os.path.splitext(os.path.basename(pyx))[0]
+    ext_modules.append(
+        Extension(
+            mod,
+            sources=[pyx] + CSRC,
+            include_dirs=["csrc"],
+            extra_compile_args=cflags,
+            extra_link_args=ldflags,
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        )
+    )
+
+if ext_modules:
+    from Cython.Build import cythonize
+
+    ext_modules = cythonize(
+        ext_modules,
+        language_level=3,
+        compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
+    )
+
+setup(ext_modules=ext_modules)
