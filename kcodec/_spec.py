@@ -416,12 +416,11 @@ def spec_for_record_type(record_type: int, kind: str = "value", folder: Optional
 
     Record types are the ``apiKey`` of ``coordinator-key``/``coordinator-value`` specs; give
     ``folder`` (``group-coordinator``, ``share-coordinator``, ``transaction-coordinator``) to
-    choose the coordinator log, whose numbering spaces overlap.
+    choose the coordinator log, whose numbering spaces overlap (default: ``__consumer_offsets``).
     """
     t = "coordinator-" + kind
     names = _REGISTRY.by_key().get((int(record_type), t), [])
-    if folder is not None:
-        names = [n for n in names if _REGISTRY.get(n).folder == folder]
+    names = [n for n in names if _REGISTRY.get(n).folder == (folder or "group-coordinator")]
     if not names:
         raise UnknownMessageError(f"no {t} spec with record type {record_type}"
                                   + (f" in {folder}" if folder else ""))

@@ -35,11 +35,6 @@ class UnknownMessageError(KcodecError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class UnsupportedVersionError(KcodecError):
-    """A version outside the message's valid versions was asked for in strict mode,
-    or a non-default, non-ignorable field cannot be written at the target version."""
-
-
 class DecodeError(KcodecError, ValueError):
     """Input bytes do not decode as the given message and version."""
 
@@ -82,6 +77,11 @@ class EncodeError(KcodecError, ValueError):
         if path:
             where.append(f"field {path}")
         super().__init__(f"{reason} ({', '.join(where)})" if where else reason)
+
+
+class UnsupportedVersionError(EncodeError):
+    """A version outside the message's valid versions was asked for in strict mode,
+    or a non-default, non-ignorable field cannot be written at the target version."""
 
 
 class CorruptRecordError(DecodeError):
