@@ -1,0 +1,58 @@
+"""The kcodec command line."""
+import json
+import subprocess
+import sys
+
+import kcodec
+from kcodec import cli
+
+
+def run(capsys, *argv):
+    rc = cli.main(list(argv))
+    out = capsys.readouterr().out
+    return rc, [json.loads(line) for line in out.splitlines() if line.startswith("{")], out
+
+
+def test_decode_embedded_examples(capsys):
+    rc, rows, _ = run(capsys, "decode")
+    assert rc == 0 and rows
+    assert all("data" in r and "error" not in r for r in rows)
+    assert {"OffsetCommitValue", "GroupMetadataValue"} <= {r["message"] for r in rows}
+
+
+def test_decode_hex_prefixed(capsys):
+    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "--prefixed",
+                      "--hex", "0004000000000000000affffffff01000001a202d8c8cf00")
+    assert rc == 0
+    assert rows == [{"source": "hex", "message": "OffsetCommitValue", "version": 4,
+                     "data": {"offset": 10, "leaderEpoch": -1, "metadata": "",
+                              "commitTimestamp": 1795344091343}}]
+
+
+def test_decode_file_and_errors(capsys, tmp_path):
+    good = kcodec.encode("JoinGroupRequest", {"groupId": "g", "protocolType": "consumer"}, 9)
+    (tmp_path / "good.bin").write_bytes(good)
+    (tmp_path / "bad.bin").write_bytes(good[:-3])
+    rc, rows, _ = run(capsys, "decode", "JoinGroupRequest", "-v", "9",
+                      str(tmp_path / "good.bin"), str(tmp_path / "bad.bin"))
+    assert rc == 1
+    assert rows[0]["data"]["groupId"] == "g"
+    assert "byte offset" in rows[1]["error"]
+
+
+def test_decode_newer_version(capsys):
+    data = kcodec.encode("OffsetCommitValue", {"offset": 3}, 4).hex()
+    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--hex", data)
+    assert rc == 1 and "outside its valid versions" in rows[0]["error"]
+    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--newer", "latest", "--hex", data)
+    assert rc == 0 and rows[0]["newer_than_known"] and rows[0]["data"]["offset"] == 3
+
+
+def test_specs_table(capsys):
+    rc, _, out = run(capsys, "specs", "--type", "coordinator-key")
+    assert rc == 0 and "OffsetCommitKey" in out and "JoinGroupRequest" not in out
+
+
+def test_console_entry_point_runs():
+    r = subprocess.run([sys.executable, "-m", "kcodec.cli", "decode"], capture_output=True, text=True)
+    assert r.returncode == 0 and "OffsetCommitValue" in r.stdout
