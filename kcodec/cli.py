@@ -73,6 +73,8 @@ def _jsonable(v: Any) -> Any:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    args.message = args.words[0] if args.words else None
+    args.inputs = args.words[1:]
     items: List[Tuple[str, str, bytes, Optional[int], bool]] = []
     if args.message is None:
         if args.inputs or args.hex:
@@ -117,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("decode", help="decode any Kafka message (hex, files, stdin) to Kafka-style JSON lines",
                        description="Decode message bodies of any Kafka spec. Without arguments, decodes the "
                                    "embedded examples (records from a Kafka 4.1.1 __consumer_offsets log).")
-    d.add_argument("message", nargs="?", help="spec name, e.g. OffsetCommitValue, JoinGroupRequest")
-    d.add_argument("inputs", nargs="*", help="files of raw bytes, or - for hex lines on stdin")
+    d.add_argument("words", nargs="*", metavar="MESSAGE [INPUT ...]",
+                   help="spec name (e.g. OffsetCommitValue), then files of raw bytes or - for hex lines on stdin")
     d.add_argument("--hex", action="append", help="a message as hex (repeatable)")
     d.add_argument("-v", "--version", dest="version", type=int, help="message version (default: newest)")
     d.add_argument("--prefixed", action="store_true",
