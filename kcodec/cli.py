@@ -145,7 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # Inputs may come after options (decode MSG -v 9 a.bin b.bin): argparse stops a
+    # positional list at the first option, so leftovers are taken as more inputs.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if getattr(args, "command", None) == "decode" and not any(x.startswith("-") and x != "-" for x in extra):
+            args.words += extra
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
