@@ -61,6 +61,10 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
     ``newer="latest"`` accepts versions above the newest known one and uses the layout
     of the open-ended fields, as Kafka's generated code does.
     """
+    key = (name, version, newer)
+    prog = _CHECKED.get(key)
+    if prog is not None:
+        return prog
     s = spec(name)
     vv = s.valid_versions
     if version < 0 or version < vv.lowest or (version > vv.highest and newer != "latest") or vv.empty:
@@ -69,7 +73,11 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
             + ("" if newer == "latest" or version < vv.lowest else " (pass newer='latest' to decode it with the newest layout)"))
     if newer not in ("error", "latest"):
         raise ValueError("newer must be 'error' or 'latest'")
-    return _program(s.name, version)
+    prog = _CHECKED[key] = _program(s.name, version)
+    return prog
+
+
+_CHECKED: Dict[Any, Program] = {}   # (name, version, newer) -> program: one dict hit per call
 
 
 def read(name: str, data: Any, version: int, *, newer: str = "error",
