@@ -1,7 +1,7 @@
 """Build the native extensions.
 
-Every ``kcodec/_*.pyx`` becomes one extension module compiled together with all
-plain-C kernels in ``csrc/`` (which include no Python headers).
+Every ``kcodec/_*.pyx`` becomes one extension module; all plain-C kernels in ``csrc/``
+(which include no Python headers) are compiled once into a static library they link.
 
 Switches (environment):
   KCODEC_SANITIZE=1   build with AddressSanitizer + UBSan (-O1 -g)
@@ -12,6 +12,16 @@ import os
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildExt(build_ext):
+    """Build the C kernels' static library first, also for ``build_ext --inplace``."""
+
+    def run(self):
+        if self.distribution.has_c_libraries():
+            self.run_command("build_clib")
+        super().run()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = sorted(glob.glob("csrc/*.c"))
@@ -26,13 +36,16 @@ elif os.environ.get("KCODEC_DEBUG"):
 else:
     cflags += ["-O3"]
 
+# The C kernels are compiled once into a static library that every extension links.
+libraries = [("kcodec_c", {"sources": CSRC, "include_dirs": ["csrc"], "cflags": cflags})] if CSRC else []
+
 ext_modules = []
 for pyx in sorted(glob.glob("kcodec/_*.pyx")):
     mod = "kcodec." + os.path.splitext(os.path.basename(pyx))[0]
     ext_modules.append(
         Extension(
             mod,
-            sources=[pyx] + CSRC,
+            sources=[pyx],
             include_dirs=["csrc"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,
@@ -49,4 +62,4 @@ if ext_modules:
         compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
     )
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, libraries=libraries, cmdclass={"build_ext": BuildExt})
