@@ -63,3 +63,18 @@ def test_random_bytes_never_crash(pair, blob):
     engines = [_codec_py] + ([kcodec._engine] if kcodec.NATIVE else [])
     outcomes = [_outcome(e, prog, blob) for e in engines]
     assert all(repr(o) == repr(outcomes[0]) for o in outcomes), outcomes
+
+
+@settings(max_examples=300, deadline=None)
+@given(pair=st.sampled_from(PAIRS), seed=st.integers(0, 2**64 - 1))
+def test_hypothesis_roundtrip(pair, seed):
+    """decode(encode(v)) == v and both engines write the same bytes, for random values
+    (unknown tagged fields included) of random (message, version) pairs."""
+    prog = program(*pair)
+    value = random_value(prog, random.Random(seed))
+    engines = [_codec_py] + ([kcodec._engine] if kcodec.NATIVE else [])
+    blobs = [e.encode(prog, value) for e in engines]
+    assert all(b == blobs[0] for b in blobs)
+    for e in engines:
+        back, end = e.decode(prog, blobs[0], 0)
+        assert end == len(blobs[0]) and back == value
