@@ -1,0 +1,387 @@
+/*
+ * Fuzz target for the spec engine (csrc/kc_engine.c): decode, re-encode, decode
+ * again, and bulk-decode arbitrary bytes against real compiled programs.
+ *
+ * Properties checked (abort() on violation, so sanitizers and the fuzzer see it):
+ *   - no crash, no out-of-bounds access, no UB (build with ASan + UBSan);
+ *   - a decoded tape always re-encodes (kc_encode_size/kc_encode_write succeed);
+ *   - the re-encoded bytes decode, to the same bytes again (encode is idempotent);
+ *   - a too-small tape only ever yields KC_E_TAPE_FULL, never an overflow;
+ *   - bulk decode of the same bytes agrees with kc_decode on success/failure.
+ *
+ * Programs come from a text file, one program per line as int32 words (the tests
+ * dump them from kcodec._program: tests/test_native_fuzz.py).  The first input
+ * byte picks the program.
+ *
+ * libFuzzer (clang):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DKC_LIBFUZZER -Icsrc \
+ *       csrc/kc_engine.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
+ *   KC_FUZZ_PROGRAMS=programs.txt ./fuzz_engine corpus/
+ * Standalone random/mutation driver (gcc or clang, what the tests use):
+ *   gcc -std=c99 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Icsrc \
+ *       csrc/kc_engine.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
+ *   ./fuzz_engine programs.txt corpus.txt SECONDS SEED
+ *   (corpus.txt: one "program_index hex" per line)
+ */
+#include "kc_engine.h"
+#include "kc_varint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_PROGS 4096
+
+static int32_t *g_prog[MAX_PROGS];
+static size_t g_plen[MAX_PROGS];
+static int g_nprogs;
+
+static void load_programs(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    while (g_nprogs < MAX_PROGS) {
+        size_t n = 0, wcap = 64;
+        int32_t *w;
+        char *p, *end;
+        int c, len = 0;
+        /* read one line of any length */
+        if (!line) {
+            cap = 1 << 16;
+            line = (char *)malloc(cap);
+        }
+        while ((c = fgetc(f)) != EOF && c != '\n') {
+            if ((size_t)len + 2 >= cap) {
+                cap *= 2;
+                line = (char *)realloc(line, cap);
+            }
+            line[len++] = (char)c;
+        }
+        line[len] = 0;
+        if (c == EOF && len == 0)
+            break;
+        w = (int32_t *)malloc(wcap * sizeof(int32_t));
+        for (p = line;;) {
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (n == wcap) {
+                wcap *= 2;
+                w = (int32_t *)realloc(w, wcap * sizeof(int32_t));
+            }
+            w[n++] = (int32_t)v;
+            p = end;
+        }
+        if (n && kc_program_check(w, n) == KC_OK) {
+            g_prog[g_nprogs] = w;
+            g_plen[g_nprogs] = n;
+            g_nprogs++;
+        } else {
+            free(w);
+        }
+        if (c == EOF)
+            break;
+    }
+    free(line);
+    fclose(f);
+    if (g_nprogs == 0) {
+        fprintf(stderr, "no programs in %s\n", path);
+        exit(2);
+    }
+}
+
+static void check(int cond, const char *what)
+{
+    if (!cond) {
+        fprintf(stderr, "fuzz_engine: property violated: %s\n", what);
+        abort();
+    }
+}
+
+/* encode a decoded tape whose REFs point into `heap`; returns malloc'd bytes */
+static uint8_t *reencode(const int32_t *code, const int64_t *tape, size_t nslots,
+                         const uint8_t *heap, size_t heap_len, size_t *out_len)
+{
+    uint32_t *aux = (uint32_t *)calloc(nslots + 1, sizeof(uint32_t));
+    kc_error err;
+    size_t size = 0;
+    uint8_t *out;
+    int rc = kc_encode_size(code, tape, nslots, heap, heap_len, aux, &size, &err);
+    check(rc == KC_OK, "a decoded tape re-encodes");
+    out = (uint8_t *)malloc(size + 1);
+    rc = kc_encode_write(code, tape, nslots, heap, heap_len, aux, out, &err);
+    check(rc == KC_OK, "encode write");
+    free(aux);
+    *out_len = size;
+    return out;
+}
+
+static int bulk_one(const int32_t *code, const uint8_t *data, size_t n)
+{
+    const int32_t *s0 = code + code[2];
+    int nf = s0[1], nt = s0[2], nc = 0;
+    kc_column cols[64];
+    uint8_t vals[64][16], valid[64];
+    int64_t offs[64][2];
+    int64_t roffs[2] = {0, (int64_t)n};
+    int32_t status = -7;
+    int64_t erroff = 0;
+    memset(cols, 0, sizeof cols);
+    for (int i = 0; i < nf + nt && nc < 64; i++) {
+        int type = i < nf ? s0[4 + 3 * i] : s0[4 + 3 * nf + 4 * (i - nf) + 1];
+        if (type == KC_T_STRUCT || type == KC_T_ARRAY)
+            continue;
+        cols[nc].field = i < nf ? i : -1 - (i - nf);
+        cols[nc].type = type;
+        cols[nc].values = vals[nc];
+        cols[nc].validity = &valid[nc];
+        cols[nc].def_len = -1;
+        if (type == KC_T_STRING || type == KC_T_BYTES || type == KC_T_RECORDS) {
+            cols[nc].offsets = offs[nc];
+            cols[nc].growable = 1;
+        }
+        nc++;
+    }
+    check(kc_decode_bulk(code, data, roffs, 1, 1, cols, nc, &status, &erroff) == KC_OK, "bulk ran");
+    for (int c = 0; c < nc; c++) {
+        if (cols[c].offsets) {
+            check(cols[c].offsets[1] >= 0 && (size_t)cols[c].offsets[1] == cols[c].data_len, "bulk offsets");
+            free(cols[c].data);
+        }
+    }
+    return status;
+}
+
+static void run_one(int pi, const uint8_t *data, size_t n)
+{
+    const int32_t *code = g_prog[pi];
+    size_t cap = n + 2, end = 0, nslots = 0, len1 = 0, len2 = 0, end2 = 0, ns2 = 0;
+    int64_t *tape = (int64_t *)malloc(cap * sizeof(int64_t));
+    int64_t small[3];
+    kc_error err, err_small;
+    int rc = kc_decode(code, data, n, 0, tape, cap, &end, &nslots, &err);
+    int rc_small = kc_decode(code, data, n, 0, small, 3, &end2, &ns2, &err_small);
+    int st;
+
+    check(rc != KC_E_TAPE_FULL, "len + 2 slots always suffice");
+    check(rc_small == rc || rc_small == KC_E_TAPE_FULL, "a small tape only adds TAPE_FULL");
+    st = bulk_one(code, data, n);
+    if (rc == KC_OK && end == n)
+        check(st == KC_OK, "bulk decodes what decode decodes");
+    else
+        check(st != KC_OK, "bulk rejects what decode rejects");
+    if (rc == KC_OK) {
+        uint8_t *out1, *out2;
+        int64_t *tape2;
+        check(end <= n && nslots <= cap, "decode stays in bounds");
+        out1 = reencode(code, tape, nslots, data, n, &len1);
+        tape2 = (int64_t *)malloc((len1 + 2) * sizeof(int64_t));
+        rc = kc_decode(code, out1, len1, 0, tape2, len1 + 2, &end2, &ns2, &err);
+        check(rc == KC_OK && end2 == len1, "re-encoded bytes decode");
+        out2 = reencode(code, tape2, ns2, out1, len1, &len2);
+        check(len1 == len2 && memcmp(out1, out2, len1) == 0, "encode is idempotent");
+        free(out1);
+        free(out2);
+        free(tape2);
+    } else {
+        check(err.code == rc && err.offset >= 0 && (size_t)err.offset <= n, "error offset in bounds");
+        check(err.path_len >= 0 && err.path_len <= KC_MAX_PATH, "error path length");
+    }
+    free(tape);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *p = getenv("KC_FUZZ_PROGRAMS");
+    (void)argc;
+    (void)argv;
+    load_programs(p ? p : "programs.txt");
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t *copy;
+    if (size < 1)
+        return 0;
+    /* an exact-size heap copy so ASan sees any read past the end */
+    copy = (uint8_t *)malloc(size - 1 ? size - 1 : 1);
+    memcpy(copy, data + 1, size - 1);
+    run_one(data[0] % g_nprogs, copy, size - 1);
+    free(copy);
+    return 0;
+}
+
+#ifndef KC_LIBFUZZER
+
+static uint64_t g_rng;
+
+static uint32_t rnd(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 11);
+}
+
+typedef struct {
+    int prog;
+    uint8_t *data;
+    size_t len;
+} entry;
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static entry *load_corpus(const char *path, size_t *count)
+{
+    FILE *f = fopen(path, "r");
+    entry *es = NULL;
+    size_t n = 0, cap = 0;
+    int c;
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    for (;;) {
+        int prog = 0, any = 0;
+        size_t len = 0, dcap = 64;
+        uint8_t *d;
+        while ((c = fgetc(f)) == ' ' || c == '\n')
+            ;
+        while (c >= '0' && c <= '9') {
+            prog = prog * 10 + (c - '0');
+            any = 1;
+            c = fgetc(f);
+        }
+        if (!any)
+            break;
+        d = (uint8_t *)malloc(dcap);
+        while ((c = fgetc(f)) == ' ')
+            ;
+        while (c != EOF && c != '\n') {
+            int hi = hexval(c), lo = hexval(fgetc(f));
+            if (hi < 0 || lo < 0)
+                break;
+            if (len == dcap) {
+                dcap *= 2;
+                d = (uint8_t *)realloc(d, dcap);
+            }
+            d[len++] = (uint8_t)(hi << 4 | lo);
+            c = fgetc(f);
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            es = (entry *)realloc(es, cap * sizeof(entry));
+        }
+        es[n].prog = prog % g_nprogs;
+        es[n].data = d;
+        es[n].len = len;
+        n++;
+        if (c == EOF)
+            break;
+    }
+    fclose(f);
+    *count = n;
+    return es;
+}
+
+static const uint8_t INTERESTING[] = {0x00, 0x01, 0x7f, 0x80, 0xff, 0xfe, 0x10, 0x40};
+
+int main(int argc, char **argv)
+{
+    size_t ncorpus = 0;
+    entry *corpus;
+    double seconds;
+    clock_t t0;
+    unsigned long iters = 0;
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s programs.txt corpus.txt seconds seed\n", argv[0]);
+        return 2;
+    }
+    load_programs(argv[1]);
+    corpus = load_corpus(argv[2], &ncorpus);
+    seconds = atof(argv[3]);
+    g_rng = (uint64_t)strtoull(argv[4], NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
+    t0 = clock();
+    /* every corpus entry as is, and at every truncation */
+    for (size_t i = 0; i < ncorpus; i++) {
+        for (size_t cut = 0; cut <= corpus[i].len; cut++) {
+            uint8_t *d = (uint8_t *)malloc(cut ? cut : 1);
+            memcpy(d, corpus[i].data, cut);
+            run_one(corpus[i].prog, d, cut);
+            free(d);
+            iters++;
+        }
+    }
+    while ((double)(clock() - t0) / CLOCKS_PER_SEC < seconds) {
+        for (int k = 0; k < 256; k++) {
+            entry *e = ncorpus ? &corpus[rnd() % ncorpus] : NULL;
+            size_t len = e ? e->len : 0;
+            size_t cap = len + 64;
+            uint8_t *d = (uint8_t *)malloc(cap);
+            int prog = e ? e->prog : (int)(rnd() % (uint32_t)g_nprogs);
+            int nm = 1 + (int)(rnd() % 6);
+            if (e && len)
+                memcpy(d, e->data, len);
+            if (rnd() % 16 == 0)
+                prog = (int)(rnd() % (uint32_t)g_nprogs);      /* other program, same bytes */
+            if (rnd() % 32 == 0) {                               /* pure noise */
+                len = rnd() % 64;
+                for (size_t j = 0; j < len; j++)
+                    d[j] = (uint8_t)rnd();
+            }
+            for (int m = 0; m < nm; m++) {
+                uint32_t op = rnd() % 6;
+                size_t at = len ? rnd() % len : 0;
+                if (op == 0 && len) d[at] ^= (uint8_t)(1u << (rnd() % 8));
+                else if (op == 1 && len) d[at] = INTERESTING[rnd() % sizeof INTERESTING];
+                else if (op == 2 && len) d[at] = (uint8_t)rnd();
+                else if (op == 3 && len) len = at;                        /* truncate */
+                else if (op == 4 && len + 4 < cap) {                      /* insert */
+                    size_t k2 = 1 + rnd() % 4;
+                    memmove(d + at + k2, d + at, len - at);
+                    for (size_t j = 0; j < k2; j++)
+                        d[at + j] = INTERESTING[rnd() % sizeof INTERESTING];
+                    len += k2;
+                } else if (op == 5 && len > 1) {                          /* delete */
+                    size_t k2 = 1 + rnd() % (len - at < 4 ? len - at : 4);
+                    memmove(d + at, d + at + k2, len - at - k2);
+                    len -= k2;
+                }
+            }
+            {
+                uint8_t *exact = (uint8_t *)malloc(len ? len : 1);
+                memcpy(exact, d, len);
+                run_one(prog, exact, len);
+                free(exact);
+            }
+            free(d);
+            iters++;
+        }
+    }
+    printf("fuzz_engine: %lu inputs, %d programs, %zu corpus entries, no crash\n",
+           iters, g_nprogs, ncorpus);
+    for (size_t i = 0; i < ncorpus; i++)
+        free(corpus[i].data);
+    free(corpus);
+    for (int i = 0; i < g_nprogs; i++)
+        free(g_prog[i]);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,948 @@
+/*
+ * Sticky and cooperative-sticky assignors (Kafka's AbstractStickyAssignor semantics).
+ *
+ * Owned partitions: the claim with the highest generation wins; two claims at the same
+ * (highest) generation invalidate each other (KIP-792, KAFKA-12984/14639).
+ *
+ * Equal subscriptions take Kafka's constrained path (quotas floor/ceil(N/M), owned
+ * partitions kept up to quota, the rest handed out round-robin; members are visited in
+ * index order where Java visits a HashMap). Unequal subscriptions take our general path,
+ * which works on per-(topic, member) counts so it stays near-linear at a million
+ * partitions: keep valid owned partitions, water-fill the unassigned ones topic by topic
+ * (topics with fewest subscribers first), then move units from a member to another
+ * subscriber of the same topic while their sizes differ by 2 or more. That ends exactly in
+ * Kafka's definition of balanced (no member could take a partition from one with at least
+ * two more), and only moves what balance needs. Counts are turned into partitions at the
+ * end, keeping owned partitions in place and preferring previous owners and racks.
+ *
+ * Cooperative: every partition that goes to a member other than its (winning) previous
+ * owner, or that was claimed twice, is held back this round (KIP-429).
+ */
+#include "kc_assign.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNCLAIMED_GEN INT32_MIN
+
+typedef struct {
+    kc_ctx cx;
+    const kc_assign_input *in;
+    int32_t *gen;          /* [M] */
+    int32_t *cl_owner;     /* [N] resolved previous owner, -1 none, -2 double claim */
+    int32_t *cl_gen;       /* [N] */
+    int32_t *prev;         /* [N] a claimant that lost to a newer generation, or -1 */
+    int32_t *tgt;          /* [N] sticky target */
+    int32_t rack_aware;
+    int32_t sort_by_rack;  /* Java sorts unassigned partitions whenever members have racks */
+    int32_t *rack_members; /* [R] members per rack */
+    int32_t *rdrop;        /* [N] rack-aware: the owner that dropped it for a rack mismatch */
+} sticky;
+
+static void sticky_free(sticky *s)
+{
+    free(s->gen);
+    free(s->cl_owner);
+    free(s->cl_gen);
+    free(s->prev);
+    free(s->rack_members);
+    free(s->rdrop);
+    kc_ctx_free(&s->cx);
+}
+
+static int mismatch(const sticky *s, int32_t m, int32_t g)
+{
+    return s->rack_aware && !kc_rack_match(&s->cx, m, g);
+}
+
+static inline int valid_claim(const kc_ctx *cx, int32_t t, int32_t p)
+{
+    return t >= 0 && t < cx->T && p >= 0 && p < cx->in->part_count[t]
+        && cx->tsub_off[t + 1] > cx->tsub_off[t];
+}
+
+/* Resolve owned-partition claims by generation. */
+static void resolve_claims(sticky *s, kc_assign_stats *st)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    for (int64_t g = 0; g < cx->N; g++) {
+        s->cl_owner[g] = -1;
+        s->cl_gen[g] = UNCLAIMED_GEN;
+        s->prev[g] = -1;
+    }
+    if (!in->own_off)
+        return;
+    for (int32_t m = 0; m < cx->M; m++) {
+        int32_t gm = s->gen[m];
+        for (int64_t i = in->own_off[m]; i < in->own_off[m + 1]; i++) {
+            int32_t t = in->own_topic[i], p = in->own_part[i];
+            if (!valid_claim(cx, t, p))
+                continue;
+            int32_t g = cx->base[t] + p, o = s->cl_owner[g];
+            if (o == m)
+                continue;
+            if (s->cl_gen[g] == UNCLAIMED_GEN) {
+                s->cl_owner[g] = m;
+                s->cl_gen[g] = gm;
+            } else if (gm == s->cl_gen[g]) {
+                if (o >= 0)
+                    s->prev[g] = o;
+                s->cl_owner[g] = -2;
+            } else if (gm > s->cl_gen[g]) {
+                if (o >= 0)
+                    s->prev[g] = o;
+                s->cl_owner[g] = m;
+                s->cl_gen[g] = gm;
+            } else if (s->prev[g] < 0) {
+                s->prev[g] = m;
+            }
+        }
+    }
+    int64_t dbl = 0;
+    for (int64_t g = 0; g < cx->N; g++)
+        if (s->cl_owner[g] == -2)
+            dbl++;
+    if (st)
+        st->doubly_claimed = dbl;
+}
+
+/* Kafka's RackInfo: is the assignment rack aware at all? */
+static int setup_racks(sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t R = in->n_racks;
+    if (!in->member_rack || R == 0)
+        return KC_ASSIGN_OK;
+    s->rack_members = (int32_t *)calloc((size_t)R + 1, sizeof(int32_t));
+    uint8_t *prk = (uint8_t *)calloc((size_t)R + 1, 1);
+    if (!s->rack_members || !prk) {
+        free(prk);
+        return KC_ASSIGN_ENOMEM;
+    }
+    int any = 0;
+    for (int32_t m = 0; m < cx->M; m++)
+        if (in->member_rack[m] >= 0) {
+            s->rack_members[in->member_rack[m]]++;
+            any = 1;
+        }
+    if (!any || !in->prack_off) {
+        free(prk);
+        return KC_ASSIGN_OK;
+    }
+    s->sort_by_rack = 1;
+    int32_t nunion = 0, inter = 0;
+    for (int32_t t = 0; t < cx->T; t++) {
+        if (cx->tsub_off[t + 1] == cx->tsub_off[t])
+            continue;
+        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++)
+            for (int64_t i = in->prack_off[g]; i < in->prack_off[g + 1]; i++) {
+                int32_t r = in->prack[i];
+                if (!prk[r]) {
+                    prk[r] = 1;
+                    nunion++;
+                    if (s->rack_members[r])
+                        inter = 1;
+                }
+            }
+    }
+    free(prk);
+    if (!inter)
+        return KC_ASSIGN_OK;
+    if (in->prefer_rack_aware) {
+        s->rack_aware = 1;
+        return KC_ASSIGN_OK;
+    }
+    for (int32_t t = 0; t < cx->T; t++) {
+        if (cx->tsub_off[t + 1] == cx->tsub_off[t])
+            continue;
+        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++)
+            if (in->prack_off[g + 1] - in->prack_off[g] != nunion) {
+                s->rack_aware = 1;
+                return KC_ASSIGN_OK;
+            }
+    }
+    return KC_ASSIGN_OK;
+}
+
+static int all_subscriptions_equal(const kc_ctx *cx)
+{
+    if (cx->M <= 1)
+        return 1;
+    uint8_t *mark = (uint8_t *)calloc((size_t)cx->T + 1, 1);
+    if (!mark)
+        return -1;
+    int64_t n0 = cx->msub_off[1];
+    for (int64_t k = 0; k < n0; k++)
+        mark[cx->msub_topic[k]] = 1;
+    int eq = 1;
+    for (int32_t m = 1; m < cx->M && eq; m++) {
+        if (cx->msub_off[m + 1] - cx->msub_off[m] != n0) {
+            eq = 0;
+            break;
+        }
+        for (int64_t k = cx->msub_off[m]; k < cx->msub_off[m + 1]; k++)
+            if (!mark[cx->msub_topic[k]]) {
+                eq = 0;
+                break;
+            }
+    }
+    free(mark);
+    return eq;
+}
+
+/* nextRackConsumer: index (cyclic from first) of the first listed member on one of g's racks. */
+static int32_t next_rack_consumer(const sticky *s, int32_t g, const int32_t *list, int32_t n, int32_t first)
+{
+    const kc_assign_input *in = s->in;
+    if (n == 0 || in->prack_off[g + 1] == in->prack_off[g])
+        return -1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t idx = (first + i) % n;
+        if (kc_has_rack(&s->cx, g, in->member_rack[list[idx]]))
+            return idx;
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- constrained */
+
+static int constrained(sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t M = cx->M;
+    int64_t Nsub = 0;
+    for (int32_t t = 0; t < cx->T; t++)
+        if (cx->tsub_off[t + 1] > cx->tsub_off[t])
+            Nsub += in->part_count[t];
+    int32_t minQ = (int32_t)(Nsub / M), maxQ = (int32_t)((Nsub + M - 1) / M);
+    int32_t expected = (int32_t)(Nsub % M), curOver = 0;
+
+    int rc = KC_ASSIGN_OK;
+    int32_t *cnt = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    int32_t *under = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
+    int32_t *ex = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
+    int64_t maxown = 0;
+    if (in->own_off)
+        for (int32_t m = 0; m < M; m++)
+            if (in->own_off[m + 1] - in->own_off[m] > maxown)
+                maxown = in->own_off[m + 1] - in->own_off[m];
+    uint64_t *keys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)maxown + 1));
+    int32_t *un = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->N + 1));
+    if (!cnt || !under || !ex || !keys || !un) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    int32_t nunder = 0, exh = 0, ext = 0;
+
+    /* assignOwnedPartitions (members in visit order) */
+    for (int32_t vi = 0; vi < M; vi++) {
+        int32_t m = in->visit_order ? in->visit_order[vi] : vi;
+        int64_t k = 0;
+        if (in->own_off)
+            for (int64_t i = in->own_off[m]; i < in->own_off[m + 1]; i++) {
+                int32_t t = in->own_topic[i], p = in->own_part[i];
+                if (!valid_claim(cx, t, p))
+                    continue;
+                int32_t g = cx->base[t] + p;
+                if (s->cl_owner[g] != m)
+                    continue;
+                if (mismatch(s, m, g)) {
+                    s->rdrop[g] = m;   /* dropped; it may come back if no rack wants it */
+                    continue;
+                }
+                keys[k++] = ((uint64_t)(uint32_t)p << 32) | (uint32_t)t;  /* (partition, topic) */
+            }
+        kc_sort_u64(keys, k);
+        int64_t w = 0;
+        for (int64_t i = 0; i < k; i++)
+            if (i == 0 || keys[i] != keys[i - 1])
+                keys[w++] = keys[i];
+        k = w;
+        int64_t keep;
+        if (k < minQ) {
+            keep = k;
+            under[nunder++] = m;
+        } else if (k >= maxQ && curOver < expected) {
+            curOver++;
+            if (curOver == expected)
+                exh = ext;
+            keep = maxQ;
+        } else {
+            keep = minQ;
+            if (curOver < expected)
+                ex[ext++] = m;
+        }
+        for (int64_t i = 0; i < keep; i++) {
+            int32_t p = (int32_t)(keys[i] >> 32), t = (int32_t)(keys[i] & 0xffffffffu);
+            s->tgt[cx->base[t] + p] = m;
+        }
+        cnt[m] = (int32_t)keep;
+    }
+
+    /* both unfilled lists are sorted by member id, which is index order */
+    if (in->visit_order) {
+        uint8_t *mark = (uint8_t *)calloc((size_t)M + 1, 1);
+        if (!mark) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        for (int32_t i = 0; i < nunder; i++)
+            mark[under[i]] = 1;
+        for (int32_t m = 0, w = 0; m < M; m++)
+            if (mark[m]) {
+                under[w++] = m;
+                mark[m] = 0;
+            }
+        for (int32_t i = exh; i < ext; i++)
+            mark[ex[i]] = 1;
+        for (int32_t m = 0, w = exh; m < M; m++)
+            if (mark[m])
+                ex[w++] = m;
+        free(mark);
+    }
+
+    /* unassigned partitions in (topic, partition) order */
+    int32_t nun = 0;
+    for (int32_t t = 0; t < cx->T; t++) {
+        if (cx->tsub_off[t + 1] == cx->tsub_off[t])
+            continue;
+        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++)
+            if (s->tgt[g] < 0)
+                un[nun++] = g;
+    }
+    if (s->sort_by_rack && nun > 1) {
+        /* stable sort by the number of members on the partition's racks */
+        int64_t *keyc = (int64_t *)calloc((size_t)M + 2, sizeof(int64_t));
+        int32_t *tmp = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
+        int32_t *kv = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
+        if (!keyc || !tmp || !kv) {
+            free(keyc); free(tmp); free(kv);
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        for (int32_t i = 0; i < nun; i++) {
+            int32_t g = un[i];
+            int64_t c = 0;
+            for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
+                c += s->rack_members[in->prack[j]];
+            if (c > M)
+                c = M;
+            kv[i] = (int32_t)c;
+            keyc[c + 1]++;
+        }
+        for (int32_t c = 0; c <= M; c++)
+            keyc[c + 1] += keyc[c];
+        for (int32_t i = 0; i < nun; i++)
+            tmp[keyc[kv[i]]++] = un[i];
+        memcpy(un, tmp, sizeof(int32_t) * (size_t)nun);
+        free(keyc); free(tmp); free(kv);
+    }
+
+    /* assignRackAwareRoundRobin */
+    if (s->rack_aware) {
+        int32_t nextIdx = 0, w = 0;
+        for (int32_t i = 0; i < nun; i++) {
+            int32_t g = un[i], c = -1;
+            int32_t idx = next_rack_consumer(s, g, under, nunder, nextIdx);
+            if (idx >= 0) {
+                c = under[idx];
+                int32_t ac = cnt[c] + 1;
+                if (ac >= minQ) {
+                    memmove(under + idx, under + idx + 1, sizeof(int32_t) * (size_t)(nunder - idx - 1));
+                    nunder--;
+                    if (ac < maxQ && curOver < expected)
+                        ex[ext++] = c;
+                } else {
+                    idx++;
+                }
+                nextIdx = nunder == 0 ? 0 : idx % nunder;
+            } else if (ext > exh) {
+                int32_t fi = next_rack_consumer(s, g, ex + exh, ext - exh, 0);
+                if (fi >= 0) {
+                    c = ex[exh + fi];
+                    if (cnt[c] + 1 == maxQ) {
+                        memmove(ex + exh + fi, ex + exh + fi + 1, sizeof(int32_t) * (size_t)(ext - exh - fi - 1));
+                        ext--;
+                        curOver++;
+                        if (curOver == expected)
+                            exh = ext;
+                    }
+                }
+            }
+            if (c >= 0) {
+                s->tgt[g] = c;
+                cnt[c]++;
+            } else {
+                un[w++] = g;
+            }
+        }
+        nun = w;
+    }
+
+    /* Partitions dropped for a rack mismatch that no member on a matching rack took go back
+       to their owner while it has room (Kafka would hand them to an arbitrary unfilled
+       member, equally mismatched: a move that gains nothing and costs a cooperative round). */
+    if (s->rack_aware && nun > 0) {
+        uint8_t *state = (uint8_t *)calloc((size_t)M + 1, 1);   /* 1: under-min, 2: exactly-min */
+        if (!state) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        for (int32_t i = 0; i < nunder; i++)
+            state[under[i]] = 1;
+        for (int32_t i = exh; i < ext; i++)
+            state[ex[i]] = 2;
+        int32_t w = 0;
+        for (int32_t i = 0; i < nun; i++) {
+            int32_t g = un[i], x = s->rdrop[g];
+            if (x >= 0 && state[x] == 1) {
+                s->tgt[g] = x;
+                if (++cnt[x] >= minQ) {
+                    state[x] = 0;
+                    if (cnt[x] < maxQ && curOver < expected) {
+                        ex[ext++] = x;
+                        state[x] = 2;
+                    }
+                }
+            } else if (x >= 0 && state[x] == 2) {
+                s->tgt[g] = x;
+                if (++cnt[x] == maxQ) {
+                    state[x] = 0;
+                    if (++curOver == expected) {
+                        for (int32_t j = exh; j < ext; j++)
+                            state[ex[j]] = 0;
+                        exh = ext;
+                    }
+                }
+            } else {
+                un[w++] = g;
+            }
+        }
+        nun = w;
+        int32_t k = 0;
+        for (int32_t i = 0; i < nunder; i++)
+            if (state[under[i]] == 1)
+                under[k++] = under[i];
+        nunder = k;
+        k = exh;
+        for (int32_t i = exh; i < ext; i++)
+            if (state[ex[i]] == 2)
+                ex[k++] = ex[i];
+        ext = k;
+        free(state);
+    }
+
+    /* assignRoundRobin: iterate the under-min list (compacting it in place), then take
+       exactly-min members first in, first out */
+    {
+        int32_t ri = 0, wi = 0, nu = nunder;
+        for (int32_t i = 0; i < nun; i++) {
+            int32_t g = un[i], c, from_under = 0;
+            if (ri < nu) {
+                c = under[ri++];
+                from_under = 1;
+            } else {
+                int32_t live = wi;   /* ri == nu: the live list is under[0..wi) */
+                if (live == 0 && ext == exh) {
+                    rc = KC_ASSIGN_EINTERNAL;  /* "No more unfilled consumers to be assigned." */
+                    goto out;
+                } else if (live == 0) {
+                    c = ex[exh++];
+                } else {
+                    nu = wi;
+                    ri = 0;
+                    wi = 0;
+                    c = under[ri++];
+                    from_under = 1;
+                }
+            }
+            s->tgt[g] = c;
+            int32_t ac = ++cnt[c];
+            if (ac == minQ) {
+                if (from_under)
+                    from_under = 0;  /* iter.remove() */
+                ex[ext++] = c;
+            } else if (ac == maxQ) {
+                curOver++;
+            }
+            if (from_under)
+                under[wi++] = c;
+        }
+    }
+out:
+    free(cnt);
+    free(under);
+    free(ex);
+    free(keys);
+    free(un);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- general */
+
+typedef struct {
+    int32_t *keep, *tg;    /* [nsub] per (topic, subscriber) entry */
+    int64_t *load;         /* [M] */
+} gstate;
+
+/* Give u more units of topic t to its least loaded subscribers (ties: member order). */
+static void water_fill(const kc_ctx *cx, gstate *G, int32_t t, int64_t u)
+{
+    int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
+    if (u <= 0 || hi == lo)
+        return;
+    int64_t mn = INT64_MAX;
+    for (int32_t e = lo; e < hi; e++)
+        if (G->load[cx->tsub_mem[e]] < mn)
+            mn = G->load[cx->tsub_mem[e]];
+    /* largest level L with sum(max(0, L - load)) <= u */
+    int64_t a = mn, b = mn + u;
+    while (a < b) {
+        int64_t L = a + (b - a + 1) / 2, f = 0;
+        for (int32_t e = lo; e < hi && f <= u; e++) {
+            int64_t d = L - G->load[cx->tsub_mem[e]];
+            if (d > 0)
+                f += d;
+        }
+        if (f <= u)
+            a = L;
+        else
+            b = L - 1;
+    }
+    int64_t L = a, used = 0;
+    for (int32_t e = lo; e < hi; e++) {
+        int32_t m = cx->tsub_mem[e];
+        if (G->load[m] < L) {
+            int64_t d = L - G->load[m];
+            G->tg[e] += (int32_t)d;
+            G->load[m] = L;
+            used += d;
+        }
+    }
+    int64_t rem = u - used;
+    for (int32_t e = lo; e < hi && rem > 0; e++) {
+        int32_t m = cx->tsub_mem[e];
+        if (G->load[m] == L) {
+            G->tg[e]++;
+            G->load[m]++;
+            rem--;
+        }
+    }
+}
+
+/* Search from the light member x for a chain of members, each able to hand the previous one
+   a partition it got this round (not one it owned), ending at a member with 2+ more than x.
+   Shifting one unit along the chain balances without revoking anything. */
+typedef struct {
+    int32_t *vis_m, *vis_t, *par, *pe_v, *pe_u, *queue;
+    int32_t stamp;
+    int64_t budget;        /* entries the searches may still scan */
+} bfs_state;
+
+static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x)
+{
+    if (B->budget <= 0)
+        return 0;
+    int32_t id = ++B->stamp, qh = 0, qt = 0;
+    B->queue[qt++] = x;
+    B->vis_m[x] = id;
+    int64_t want = G->load[x] + 2;
+    while (qh < qt) {
+        int32_t u = B->queue[qh++];
+        for (int64_t k = cx->msub_off[u]; k < cx->msub_off[u + 1]; k++) {
+            int32_t t = cx->msub_topic[k], eu = cx->msub_ent[k];
+            if (B->vis_t[t] == id)
+                continue;
+            B->vis_t[t] = id;
+            int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
+            B->budget -= hi - lo;
+            for (int32_t e = lo; e < hi; e++) {
+                int32_t v = cx->tsub_mem[e];
+                if (B->vis_m[v] == id || G->tg[e] <= G->keep[e])
+                    continue;
+                B->vis_m[v] = id;
+                B->par[v] = u;
+                B->pe_v[v] = e;
+                B->pe_u[v] = eu;
+                if (G->load[v] >= want) {
+                    for (int32_t w = v; w != x; w = B->par[w]) {
+                        G->tg[B->pe_v[w]]--;
+                        G->tg[B->pe_u[w]]++;
+                    }
+                    G->load[v]--;
+                    G->load[x]++;
+                    return 1;
+                }
+                B->queue[qt++] = v;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Move units until no subscriber of a topic has 2+ fewer than a holder of it (Kafka's
+   definition of balanced). Units given this round move first (directly or along a chain);
+   owned ones only when nothing else can restore balance. */
+static int balance_general(const kc_ctx *cx, gstate *G, const uint64_t *tkeys, int32_t nt, int64_t *moves)
+{
+    bfs_state B;
+    memset(&B, 0, sizeof(B));
+    B.vis_m = (int32_t *)calloc((size_t)cx->M + 1, sizeof(int32_t));
+    B.par = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
+    B.pe_v = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
+    B.pe_u = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
+    B.queue = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
+    B.vis_t = (int32_t *)calloc((size_t)cx->T + 1, sizeof(int32_t));
+    int rc = KC_ASSIGN_OK;
+    if (!B.vis_m || !B.par || !B.pe_v || !B.pe_u || !B.queue || !B.vis_t) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    B.budget = 64 * cx->nsub + (1 << 22);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int32_t i = 0; i < nt; i++) {
+            int32_t t = (int32_t)(tkeys[i] & 0xffffffffu);
+            int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
+            if (hi - lo < 2)
+                continue;
+            for (;;) {
+                int32_t ex_ = -1, ey = -1, eyn = -1;
+                int64_t mnl = INT64_MAX, mxl = -1, mxn = -1;
+                for (int32_t e = lo; e < hi; e++) {
+                    int64_t l = G->load[cx->tsub_mem[e]];
+                    if (l < mnl) {
+                        mnl = l;
+                        ex_ = e;
+                    }
+                    if (G->tg[e] > 0 && l > mxl) {
+                        mxl = l;
+                        ey = e;
+                    }
+                    if (G->tg[e] > G->keep[e] && l > mxn) {
+                        mxn = l;
+                        eyn = e;
+                    }
+                }
+                if (ey < 0 || mxl - mnl < 2)
+                    break;
+                changed = 1;
+                int64_t k;
+                if (eyn >= 0 && mxn - mnl >= 2) {
+                    ey = eyn;   /* a unit given this round */
+                    k = (mxn - mnl) / 2;
+                    if (k > G->tg[ey] - G->keep[ey])
+                        k = G->tg[ey] - G->keep[ey];
+                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_])) {
+                    *moves += 1;
+                    continue;
+                } else {
+                    k = (mxl - mnl) / 2;   /* revoke owned partitions: balance needs it */
+                    if (k > G->tg[ey])
+                        k = G->tg[ey];
+                }
+                G->tg[ey] -= (int32_t)k;
+                G->tg[ex_] += (int32_t)k;
+                G->load[cx->tsub_mem[ey]] -= k;
+                G->load[cx->tsub_mem[ex_]] += k;
+                *moves += k;
+            }
+        }
+    }
+out:
+    free(B.vis_m);
+    free(B.par);
+    free(B.pe_v);
+    free(B.pe_u);
+    free(B.queue);
+    free(B.vis_t);
+    return rc;
+}
+
+static int general(sticky *s, kc_assign_stats *st)
+{
+    kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t M = cx->M, T = cx->T;
+    int rc = KC_ASSIGN_OK;
+    gstate G;
+    G.keep = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
+    G.tg = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
+    G.load = (int64_t *)calloc((size_t)M + 1, sizeof(int64_t));
+    int32_t *eot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
+    int32_t *tstamp = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
+    uint64_t *tkeys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)T + 1));
+    int32_t *need = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    int32_t *qdrop = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    int32_t R = in->n_racks;
+    int32_t *roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
+    int32_t *rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
+    int32_t *rmem = NULL;
+    if (!G.keep || !G.tg || !G.load || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    int32_t maxC = 0;
+    for (int32_t t = 0; t < T; t++) {
+        tstamp[t] = -1;
+        if (cx->tsub_off[t + 1] - cx->tsub_off[t] > maxC)
+            maxC = cx->tsub_off[t + 1] - cx->tsub_off[t];
+    }
+    rmem = (int32_t *)malloc(sizeof(int32_t) * ((size_t)maxC + 1));
+    if (!rmem) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+
+    /* keep owned partitions of still-subscribed topics on matching racks */
+    for (int32_t m = 0; m < M; m++) {
+        for (int64_t k = cx->msub_off[m]; k < cx->msub_off[m + 1]; k++) {
+            eot[cx->msub_topic[k]] = cx->msub_ent[k];
+            tstamp[cx->msub_topic[k]] = m;
+        }
+        if (!in->own_off)
+            continue;
+        for (int64_t i = in->own_off[m]; i < in->own_off[m + 1]; i++) {
+            int32_t t = in->own_topic[i], p = in->own_part[i];
+            if (!valid_claim(cx, t, p) || tstamp[t] != m)
+                continue;
+            int32_t g = cx->base[t] + p;
+            if (s->cl_owner[g] != m || s->tgt[g] == m)
+                continue;
+            if (mismatch(s, m, g)) {
+                s->rdrop[g] = m;
+                continue;
+            }
+            s->tgt[g] = m;
+            G.keep[eot[t]]++;
+            G.load[m]++;
+        }
+    }
+    memcpy(G.tg, G.keep, sizeof(int32_t) * (size_t)cx->nsub);
+
+    /* topics with the fewest potential members first, then by name */
+    int32_t nt = 0;
+    for (int32_t t = 0; t < T; t++)
+        if (cx->tsub_off[t + 1] > cx->tsub_off[t])
+            tkeys[nt++] = ((uint64_t)(uint32_t)(cx->tsub_off[t + 1] - cx->tsub_off[t]) << 32) | (uint32_t)t;
+    kc_sort_u64(tkeys, nt);
+
+    /* fill: water-fill each topic's unassigned partitions */
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t t = (int32_t)(tkeys[i] & 0xffffffffu);
+        int64_t u = in->part_count[t];
+        for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++)
+            u -= G.keep[e];
+        water_fill(cx, &G, t, u);
+    }
+
+    /* balance: while some subscriber of a topic has 2+ fewer than a holder of it, move */
+    int64_t moves = 0;
+    rc = balance_general(cx, &G, tkeys, nt, &moves);
+    if (rc)
+        goto out;
+    if (st)
+        st->balance_moves = moves;
+
+    /* materialize counts into partitions, topic by topic */
+    for (int32_t i = 0; i < nt; i++) {
+        int32_t t = (int32_t)(tkeys[i] & 0xffffffffu);
+        int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1], b = cx->base[t], P = in->part_count[t];
+        int64_t pool = 0;
+        for (int32_t e = lo; e < hi; e++) {
+            int32_t m = cx->tsub_mem[e];
+            qdrop[m] = G.keep[e] > G.tg[e] ? G.keep[e] - G.tg[e] : 0;
+            need[m] = G.tg[e] > G.keep[e] ? G.tg[e] - G.keep[e] : 0;
+        }
+        for (int32_t p = P - 1; p >= 0; p--) {
+            int32_t m = s->tgt[b + p];
+            if (m >= 0 && qdrop[m] > 0) {
+                qdrop[m]--;
+                s->tgt[b + p] = -1;
+            }
+            if (s->tgt[b + p] < 0)
+                pool++;
+        }
+        if (pool == 0)
+            goto next_topic;
+        /* previous owners (stale generations) first */
+        for (int32_t p = 0; p < P; p++) {
+            int32_t g = b + p, pv = s->prev[g];
+            if (s->tgt[g] < 0 && pv >= 0 && need[pv] > 0 && !mismatch(s, pv, g)) {
+                s->tgt[g] = pv;
+                need[pv]--;
+            }
+        }
+        /* then members on one of the partition's racks */
+        if (s->rack_aware) {
+            memset(roff, 0, sizeof(int32_t) * ((size_t)R + 2));
+            for (int32_t e = lo; e < hi; e++) {
+                int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
+                if (r >= 0 && need[m] > 0)
+                    roff[r + 1]++;
+            }
+            for (int32_t r = 0; r < R; r++)
+                roff[r + 1] += roff[r];
+            memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
+            for (int32_t e = lo; e < hi; e++) {
+                int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
+                if (r >= 0 && need[m] > 0)
+                    rmem[rcur[r]++] = m;
+            }
+            memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
+            for (int32_t p = 0; p < P; p++) {
+                int32_t g = b + p;
+                if (s->tgt[g] >= 0)
+                    continue;
+                for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++) {
+                    int32_t r = in->prack[j];
+                    while (rcur[r] < roff[r + 1] && need[rmem[rcur[r]]] == 0)
+                        rcur[r]++;
+                    if (rcur[r] < roff[r + 1]) {
+                        int32_t m = rmem[rcur[r]];
+                        s->tgt[g] = m;
+                        need[m]--;
+                        break;
+                    }
+                }
+            }
+        }
+        /* rack-mismatched partitions no matching member took: back to their owner */
+        if (s->rack_aware) {
+            for (int32_t p = 0; p < P; p++) {
+                int32_t g = b + p, x = s->rdrop[g];
+                if (s->tgt[g] < 0 && x >= 0 && need[x] > 0) {
+                    s->tgt[g] = x;
+                    need[x]--;
+                }
+            }
+        }
+        /* the rest in member order */
+        {
+            int32_t e = lo;
+            for (int32_t p = 0; p < P; p++) {
+                int32_t g = b + p;
+                if (s->tgt[g] >= 0)
+                    continue;
+                while (e < hi && need[cx->tsub_mem[e]] == 0)
+                    e++;
+                if (e == hi) {
+                    rc = KC_ASSIGN_EINTERNAL;
+                    goto out;
+                }
+                s->tgt[g] = cx->tsub_mem[e];
+                need[cx->tsub_mem[e]]--;
+            }
+        }
+next_topic:
+        for (int32_t e = lo; e < hi; e++) {
+            need[cx->tsub_mem[e]] = 0;
+            qdrop[cx->tsub_mem[e]] = 0;
+        }
+    }
+out:
+    free(G.keep);
+    free(G.tg);
+    free(G.load);
+    free(eot);
+    free(tstamp);
+    free(tkeys);
+    free(need);
+    free(qdrop);
+    free(roff);
+    free(rcur);
+    free(rmem);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- entry point */
+
+int kc_assign_sticky(const kc_assign_input *in, int cooperative,
+                     int32_t *owner_out, int32_t *target_out, kc_assign_stats *st)
+{
+    sticky s;
+    memset(&s, 0, sizeof(s));
+    if (st)
+        memset(st, 0, sizeof(*st));
+    int rc = kc_assign_prepare(in, &s.cx);
+    if (rc)
+        return rc;
+    s.in = in;
+    const kc_ctx *cx = &s.cx;
+    size_t N1 = (size_t)cx->N + 1;
+    s.gen = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
+    s.cl_owner = (int32_t *)malloc(sizeof(int32_t) * N1);
+    s.cl_gen = (int32_t *)malloc(sizeof(int32_t) * N1);
+    s.prev = (int32_t *)malloc(sizeof(int32_t) * N1);
+    int32_t *tgt_own = NULL;
+    s.tgt = target_out;
+    if (!s.tgt)
+        s.tgt = tgt_own = (int32_t *)malloc(sizeof(int32_t) * N1);
+    if (!s.gen || !s.cl_owner || !s.cl_gen || !s.prev || !s.tgt) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    int32_t maxg = -1;
+    for (int32_t m = 0; m < cx->M; m++) {
+        s.gen[m] = in->generation ? in->generation[m] : -1;
+        if (s.gen[m] < -1)
+            s.gen[m] = -1;
+        if (s.gen[m] > maxg)
+            maxg = s.gen[m];
+    }
+    for (int64_t g = 0; g < cx->N; g++)
+        s.tgt[g] = -1;
+    resolve_claims(&s, st);
+    rc = setup_racks(&s);
+    if (rc)
+        goto out;
+    if (s.rack_aware) {
+        s.rdrop = (int32_t *)malloc(sizeof(int32_t) * N1);
+        if (!s.rdrop) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        for (int64_t g = 0; g < cx->N; g++)
+            s.rdrop[g] = -1;
+    }
+    if (st) {
+        st->max_generation = maxg;
+        st->rack_aware = s.rack_aware;
+    }
+    if (cx->M > 0) {
+        int eq = all_subscriptions_equal(cx);
+        if (eq < 0) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        if (st)
+            st->general_path = !eq;
+        rc = eq ? constrained(&s) : general(&s, st);
+        if (rc)
+            goto out;
+    }
+
+    if (owner_out) {
+        memcpy(owner_out, s.tgt, sizeof(int32_t) * (size_t)cx->N);
+        if (cooperative) {
+            /* Held back: partitions whose winning previous claim (highest generation) is
+               another member's, or that were claimed twice. A stale claim by the new owner
+               does not count: the current owner must revoke first (KAFKA-14639). */
+            int64_t nt = 0;
+            for (int64_t g = 0; g < cx->N; g++)
+                if (s.tgt[g] >= 0 && s.cl_owner[g] != -1 && s.cl_owner[g] != s.tgt[g]) {
+                    owner_out[g] = -1;
+                    nt++;
+                }
+            if (st)
+                st->transferring = nt;
+        }
+    }
+out:
+    free(tgt_own);
+    sticky_free(&s);
+    return rc;
+}

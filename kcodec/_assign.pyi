@@ -1,0 +1,24 @@
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+STRATEGIES: Tuple[str, ...]
+
+def assign(
+    strategy: str,
+    n_members: int,
+    part_count: npt.ArrayLike,
+    sub_off: npt.ArrayLike,
+    sub_topic: npt.ArrayLike,
+    own_off: Optional[npt.ArrayLike] = ...,
+    own_topic: Optional[npt.ArrayLike] = ...,
+    own_part: Optional[npt.ArrayLike] = ...,
+    generation: Optional[npt.ArrayLike] = ...,
+    member_rack: Optional[npt.ArrayLike] = ...,
+    n_racks: int = ...,
+    prack_off: Optional[npt.ArrayLike] = ...,
+    prack: Optional[npt.ArrayLike] = ...,
+    prefer_rack_aware: bool = ...,
+    visit_order: Optional[npt.ArrayLike] = ...,
+) -> Tuple[np.ndarray, np.ndarray, Dict[str, Any]]: ...

@@ -1,0 +1,1336 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Native engine: binds the C interpreter (csrc/kc_engine.c) to Python values.
+
+Same interface and value mapping as the pure-Python reference ``kcodec._codec_py``:
+``decode(prog, data, pos) -> (value, end)``, ``encode(prog, value) -> bytes`` and
+``decode_bulk(prog, values) -> {field: column}``.
+
+Decoding runs the C decoder into a TAPE (see kc_engine.h) and builds Python objects
+from it; encoding flattens the value into a tape + heap here (type and range checks,
+defaults, tagged-field selection) and lets C measure and write the bytes.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Size, PyDict_Contains
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
+from libc.stdlib cimport free, malloc, realloc, calloc
+from libc.string cimport memcpy, memset
+
+import uuid as _uuid_mod
+
+from ._program import _copy_default
+from .errors import DecodeError, EncodeError, UnsupportedVersionError
+
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    void *PyUnicode_DATA(object o)
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    long long PyLong_AsLongLongAndOverflow(object o, int *overflow) except? -1
+    double PyFloat_AsDouble(object o) except? -1.0
+    bint PyLong_Check(object o)
+    bint PyUnicode_Check(object o)
+    bint PyBytes_Check(object o)
+    bint PyByteArray_Check(object o)
+    char *PyByteArray_AS_STRING(object o)
+    Py_ssize_t PyByteArray_GET_SIZE(object o)
+
+__all__ = ["decode", "encode", "decode_bulk", "UNKNOWN_TAGS_KEY"]
+
+UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
+cdef str _UNK = UNKNOWN_TAGS_KEY
+cdef int MAX_STRING = 0x7FFF
+
+cdef object _UUID = _uuid_mod.UUID
+cdef object _UUID_NEW = _uuid_mod.UUID.__new__
+cdef object _SAFE_UNKNOWN = _uuid_mod.SafeUUID.unknown
+cdef object _OBJ_SETATTR = object.__setattr__
+cdef object _MASK64 = (1 << 64) - 1
+
+cdef inline uint64_t _rd64(const uint8_t *p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(8):
+        v = (v << 8) | p[i]
+    return v
+
+cdef inline void _wr64(uint8_t *p, uint64_t v) noexcept nogil:
+    cdef int i
+    for i in range(8):
+        p[7 - i] = <uint8_t>(v & 0xff)
+        v >>= 8
+
+
+cdef inline object _mk_str(const uint8_t *p, size_t n):
+    # validated UTF-8 from the C decoder; ASCII (the usual case) is copied directly
+    cdef size_t i = 0
+    cdef uint64_t w
+    cdef uint8_t acc = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if w & 0x8080808080808080ULL:
+            return PyUnicode_DecodeUTF8(<const char *>p, n, NULL)
+        i += 8
+    while i < n:
+        acc |= p[i]
+        i += 1
+    if acc & 0x80:
+        return PyUnicode_DecodeUTF8(<const char *>p, n, NULL)
+    s = PyUnicode_New(n, 127)
+    memcpy(PyUnicode_DATA(s), p, n)
+    return s
+
+
+cdef extern from *:
+    """
+    static PyObject *kc_new_plain(PyObject *type, PyObject *args) {
+        return ((PyTypeObject *)type)->tp_new((PyTypeObject *)type, args, NULL);
+    }
+    """
+    object kc_new_plain(object type, object args)
+    int PyObject_GenericSetAttr(object o, object name, object value) except -1
+    object _PyLong_FromByteArray(const unsigned char *bytes, size_t n, int little_endian, int is_signed)
+
+cdef tuple _EMPTY = ()
+cdef str _S_INT = "int"
+cdef str _S_IS_SAFE = "is_safe"
+cdef bint _FAST_UUID = (_UUID.__new__ is object.__new__ and _UUID.__slots__ == ('int', 'is_safe', '__weakref__'))
+
+
+cdef object _mk_uuid(const uint8_t *p):
+    # uuid.UUID without __init__'s argument parsing: what UUID(bytes=...) stores in
+    # its two slots (UUID.__setattr__ forbids assignment, so go around it as __init__ does)
+    iv = _PyLong_FromByteArray(p, 16, 0, 0)
+    if not _FAST_UUID:
+        return _UUID(int=iv)
+    u = kc_new_plain(_UUID, _EMPTY)
+    PyObject_GenericSetAttr(u, _S_INT, iv)
+    PyObject_GenericSetAttr(u, _S_IS_SAFE, _SAFE_UNKNOWN)
+    return u
+
+
+# ---------------------------------------------------------------------------------------
+# per-program state
+
+cdef class _SPlan:
+    cdef const int32_t *s          # the struct block in _Plan.code
+    cdef int nf, nt
+    cdef bint flexible
+    cdef list keys                 # regular field names, wire order
+    cdef list tnames               # tagged field names, tagged-table order
+    cdef list tdefaults
+    cdef list tcopy                # 0 share the default, 1 fresh [], 2 _copy_default()
+    cdef list fplans, tplans
+    cdef object plan               # the StructPlan
+    cdef object keyset
+
+
+cdef class _Plan:
+    cdef int32_t *code
+    cdef Py_ssize_t code_len
+    cdef list splans
+    cdef object prog
+    cdef object name
+    cdef object version
+
+    def __dealloc__(self):
+        free(self.code)
+
+
+cdef object _last_prog = None
+cdef _Plan _last_plan = None
+
+cdef inline _Plan _plan(object prog):
+    global _last_prog, _last_plan
+    if prog is _last_prog:
+        return _last_plan
+    P = _plan_slow(prog)
+    _last_prog = prog
+    _last_plan = P
+    return P
+
+
+cdef dict _PLANS = {}       # for Program objects without a __dict__: id -> (prog, plan)
+
+
+cdef _Plan _plan_slow(object prog):
+    cdef _Plan P
+    d = getattr(prog, "__dict__", None)
+    if d is not None:
+        P = d.get("_kc_native")
+        if P is not None:
+            return P
+    else:
+        hit = _PLANS.get(id(prog))
+        if hit is not None and hit[0] is prog:
+            return hit[1]
+    P = _Plan()
+    code = prog.code
+    n = len(code)
+    P.code = <int32_t *>malloc(max(n, 1) * sizeof(int32_t))
+    if P.code == NULL:
+        raise MemoryError()
+    for i in range(n):
+        P.code[i] = code[i]
+    P.code_len = n
+    if kc_program_check(P.code, n) != KC_OK:
+        raise ValueError(f"malformed program for {prog.name} v{prog.version}")
+    P.prog = prog
+    P.name = prog.name
+    P.version = prog.version
+    P.splans = []
+    for sidx, sp in enumerate(prog.structs):
+        S = _SPlan()
+        S.s = P.code + P.code[2 + sidx]
+        S.nf = len(sp.fields)
+        S.nt = len(sp.tagged)
+        S.flexible = sp.flexible
+        S.keys = [_intern(f.name) for f in sp.fields]
+        S.tnames = [_intern(f.name) for f in sp.tagged]
+        S.tdefaults = [f.default for f in sp.tagged]
+        S.tcopy = [1 if isinstance(f.default, list) else 2 if isinstance(f.default, dict) else 0
+                   for f in sp.tagged]
+        S.fplans = list(sp.fields)
+        S.tplans = list(sp.tagged)
+        S.plan = sp
+        S.keyset = frozenset(sp.keys)
+        P.splans.append(S)
+    if d is not None:
+        d["_kc_native"] = P
+    else:
+        _PLANS[id(prog)] = (prog, P)
+    return P
+
+
+cdef object _intern(object s):
+    import sys
+    return sys.intern(str(s))
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+
+cdef str _path_name(_Plan P, const kc_path_elem *e):
+    cdef _SPlan S = <_SPlan>P.splans[e.sidx]
+    if e.kind == KC_PATH_FIELD:
+        return S.keys[e.value]
+    return S.tnames[e.value]
+
+
+cdef object _decode_error(_Plan P, kc_error *err, Py_ssize_t base):
+    cdef int i
+    cdef const kc_path_elem *e
+    name = ""
+    for i in range(err.path_len):           # innermost first
+        if err.path[i].kind != KC_PATH_INDEX:
+            name = _path_name(P, &err.path[i])
+            break
+    path = ""
+    for i in range(err.path_len - 1, -1, -1):
+        e = &err.path[i]
+        if e.kind == KC_PATH_INDEX:
+            path += f"[{e.value}]"
+        else:
+            path += ("." if path else "") + _path_name(P, e)
+    c = err.code
+    a = err.a
+    b = err.b
+    if c == KC_E_SHORT:
+        reason = f"needs {a} bytes, {b} left"
+    elif c == KC_E_VARINT_TRUNC:
+        reason = "truncated varint"
+    elif c == KC_E_VARINT_LONG:
+        reason = "varint is too long"
+    elif c == KC_E_NULL:
+        reason = f"non-nullable field {name} was serialized as null"
+    elif c == KC_E_STRLEN:
+        reason = f"string field {name} had invalid length {a}"
+    elif c == KC_E_UTF8:
+        reason = f"string field {name} is not valid UTF-8"
+    elif c == KC_E_ARRAY_COUNT:
+        reason = f"array field {name} claims {a} elements, {b} bytes left"
+    elif c == KC_E_TAG_COUNT:
+        reason = f"tagged field count {a} exceeds bytes left"
+    elif c == KC_E_TAG_SIZE:
+        reason = f"tagged field {name} size {a} exceeds bytes left"
+    elif c == KC_E_BAD_TAG:
+        reason = f"tag {a} is not valid for version {P.version}"
+    elif c == KC_E_TAG_SPAN:
+        reason = f"tagged field {name} used {a} of its {b} bytes"
+    elif c == KC_E_DEPTH:
+        reason = "nesting too deep"
+    elif c == KC_E_TOO_BIG:
+        reason = "input larger than 4 GiB"
+    elif c == KC_E_TRAILING:
+        reason = f"trailing bytes after the message"
+    else:
+        reason = f"internal decoder error {c}"
+    return DecodeError(reason, message=P.name, version=P.version, path=path,
+                       offset=err.offset + base)
+
+
+# ---------------------------------------------------------------------------------------
+# decoding: tape -> Python objects
+
+cdef struct Walk:
+    const int64_t *tape
+    size_t i
+    const uint8_t *buf
+
+
+cdef object _b_struct(_Plan P, int sidx, Walk *w):
+    cdef _SPlan S = <_SPlan>P.splans[sidx]
+    cdef const int32_t *s = S.s
+    cdef const int32_t *f
+    cdef int i
+    cdef int64_t n, j, key, r
+    cdef dict d = {}
+    cdef list unknown = None
+    for i in range(S.nf):
+        f = s + 4 + 3 * i
+        PyDict_SetItem(d, <object><PyObject *>S.keys[i], _b_value(P, w, f[0], f[1], f[2]))
+    if S.flexible:
+        n = w.tape[w.i]
+        w.i += 1
+        for j in range(n):
+            key = w.tape[w.i]
+            w.i += 1
+            if key >= 0:
+                f = s + 4 + 3 * S.nf + 4 * key
+                PyDict_SetItem(d, S.tnames[key], _b_value(P, w, f[1], f[2], f[3]))
+            else:
+                r = w.tape[w.i]
+                w.i += 1
+                if unknown is None:
+                    unknown = []
+                unknown.append((-1 - key, PyBytes_FromStringAndSize(
+                    <const char *>w.buf + KC_REF_OFF(r), KC_REF_LEN(r))))
+        for i in range(S.nt):
+            name = S.tnames[i]
+            if not PyDict_Contains(d, name):
+                c = <int>S.tcopy[i]
+                dv = S.tdefaults[i]
+                if c == 1:
+                    dv = []
+                elif c == 2:
+                    dv = _copy_default(dv)
+                PyDict_SetItem(d, name, dv)
+        if unknown is not None:
+            PyDict_SetItem(d, _UNK, unknown)
+    return d
+
+
+cdef object _b_value(_Plan P, Walk *w, int t, int flags, int arg):
+    cdef int64_t v = w.tape[w.i]
+    cdef int64_t k
+    cdef double dbl
+    cdef Py_ssize_t n, i
+    cdef list lst
+    cdef int et, esidx
+    w.i += 1
+    if t == KC_T_INT32 or t == KC_T_INT64 or t == KC_T_INT16 or t == KC_T_INT8 \
+            or t == KC_T_UINT16 or t == KC_T_UINT32:
+        return PyLong_FromLongLong(v)
+    if t == KC_T_STRING:
+        if v == 0:
+            return None
+        return _mk_str(w.buf + KC_REF_OFF(v), KC_REF_LEN(v))
+    if t == KC_T_BOOL:
+        return True if v else False
+    if t == KC_T_STRUCT:
+        if flags & KC_F_NULLABLE:
+            if v == 0:
+                return None
+        else:
+            w.i -= 1
+        return _b_struct(P, arg, w)
+    if t == KC_T_ARRAY:
+        if v < 0:
+            return None
+        n = <Py_ssize_t>v
+        lst = PyList_New(n)
+        et = arg & 0xff
+        esidx = arg >> 8
+        if et <= KC_T_INT64 and et != KC_T_BOOL:
+            for i in range(n):
+                o = PyLong_FromLongLong(w.tape[w.i + i])
+                Py_INCREF(o)
+                PyList_SET_ITEM(lst, i, o)
+            w.i += n
+            return lst
+        for i in range(n):
+            o = _b_value(P, w, et, flags & KC_F_COMPACT, esidx)
+            Py_INCREF(o)
+            PyList_SET_ITEM(lst, i, o)
+        return lst
+    if t == KC_T_BYTES or t == KC_T_RECORDS:
+        if v == 0:
+            return None
+        return PyBytes_FromStringAndSize(<const char *>w.buf + KC_REF_OFF(v), KC_REF_LEN(v))
+    if t == KC_T_FLOAT64:
+        memcpy(&dbl, &v, 8)
+        return dbl
+    if t == KC_T_UUID:
+        return _mk_uuid(w.buf + KC_REF_OFF(v))
+    raise ValueError(f"bad program type {t}")
+
+
+# one reusable scratch tape for the common case (the GIL serialises calls; a call that
+# re-enters while it is in use gets its own)
+cdef int64_t *_scratch = NULL
+cdef size_t _scratch_cap = 0
+cdef bint _scratch_busy = False
+
+
+def decode(prog, data, Py_ssize_t pos=0):
+    """Decode one message of ``prog`` starting at ``pos``; returns ``(value, end)``."""
+    global _scratch, _scratch_cap, _scratch_busy
+    cdef _Plan P = _plan(prog)
+    cdef Py_buffer view
+    cdef const uint8_t *buf
+    cdef size_t n, need, end = 0, nslots = 0, cap
+    cdef int64_t *tape
+    cdef bint own = False, have_view = False
+    cdef int rc
+    cdef Walk w
+    cdef kc_error err
+    if type(data) is bytes:
+        buf = <const uint8_t *>PyBytes_AS_STRING(data)
+        n = <size_t>PyBytes_GET_SIZE(data)
+    else:
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+        have_view = True
+        buf = <const uint8_t *>view.buf
+        n = <size_t>view.len
+    try:
+        if pos < 0 or <size_t>pos > n:
+            raise DecodeError(f"start position {pos} outside the {n}-byte input",
+                              message=P.name, version=P.version, offset=pos)
+        need = n - <size_t>pos + 2
+        if _scratch_busy:
+            own = True
+            cap = need if need < 4096 else 4096
+            tape = <int64_t *>malloc(cap * sizeof(int64_t))
+            if tape == NULL:
+                raise MemoryError()
+        else:
+            if _scratch == NULL:
+                _scratch = <int64_t *>malloc(4096 * sizeof(int64_t))
+                if _scratch == NULL:
+                    raise MemoryError()
+                _scratch_cap = 4096
+            tape = _scratch
+            cap = _scratch_cap
+            _scratch_busy = True
+        try:
+            rc = kc_decode(P.code, buf, n, <size_t>pos, tape, cap, &end, &nslots, &err)
+            if rc == KC_E_TAPE_FULL:
+                # the bound: one slot per input byte plus two
+                tape = <int64_t *>realloc(tape, need * sizeof(int64_t))
+                if tape == NULL:
+                    if not own:
+                        _scratch = NULL
+                        _scratch_cap = 0
+                    raise MemoryError()
+                if not own:
+                    _scratch = tape
+                    _scratch_cap = need
+                rc = kc_decode(P.code, buf, n, <size_t>pos, tape, need, &end, &nslots, &err)
+            if rc != KC_OK:
+                raise _decode_error(P, &err, 0)
+            w.tape = tape
+            w.i = 0
+            w.buf = buf
+            value = _b_struct(P, 0, &w)
+        finally:
+            if own:
+                free(tape)
+            else:
+                _scratch_busy = False
+                if _scratch_cap > 65536:        # don't keep a huge tape around
+                    free(_scratch)
+                    _scratch = NULL
+                    _scratch_cap = 0
+    finally:
+        if have_view:
+            PyBuffer_Release(&view)
+    return value, end
+
+
+# ---------------------------------------------------------------------------------------
+# encoding: Python value -> tape + heap
+
+cdef int _MAXP = 256
+
+cdef class _Enc:
+    cdef int64_t *tape
+    cdef size_t n, cap
+    cdef uint8_t *heap
+    cdef size_t hn, hcap
+    cdef uint32_t *aux
+    cdef size_t auxcap
+    cdef kc_path_elem path[256]
+    cdef int plen
+    cdef _Plan P
+
+    def __cinit__(self):
+        self.cap = 256
+        self.tape = <int64_t *>malloc(self.cap * sizeof(int64_t))
+        self.hcap = 1024
+        self.heap = <uint8_t *>malloc(self.hcap)
+        self.auxcap = 0
+        self.aux = NULL
+        if self.tape == NULL or self.heap == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.tape)
+        free(self.heap)
+        free(self.aux)
+
+    cdef int shrink(self) except -1:
+        if self.cap > 65536:
+            self.cap = 256
+            self.tape = <int64_t *>realloc(self.tape, self.cap * sizeof(int64_t))
+        if self.hcap > 1 << 20:
+            self.hcap = 1024
+            self.heap = <uint8_t *>realloc(self.heap, self.hcap)
+        if self.auxcap > 65536:
+            free(self.aux)
+            self.aux = NULL
+            self.auxcap = 0
+        if self.tape == NULL or self.heap == NULL:
+            raise MemoryError()
+        return 0
+
+    cdef inline int push(self, int64_t v) except -1:
+        cdef int64_t *t
+        if self.n == self.cap:
+            t = <int64_t *>realloc(self.tape, 2 * self.cap * sizeof(int64_t))
+            if t == NULL:
+                raise MemoryError()
+            self.tape = t
+            self.cap *= 2
+        self.tape[self.n] = v
+        self.n += 1
+        return 0
+
+    cdef int64_t put(self, const void *p, size_t n) except -1:
+        """Copy n bytes into the heap; returns their REF."""
+        cdef size_t nc
+        cdef uint8_t *h
+        cdef size_t off = self.hn
+        if self.hcap - self.hn < n:
+            nc = self.hcap * 2
+            while nc - self.hn < n:
+                nc *= 2
+            h = <uint8_t *>realloc(self.heap, nc)
+            if h == NULL:
+                raise MemoryError()
+            self.heap = h
+            self.hcap = nc
+        if n:
+            memcpy(self.heap + off, p, n)
+        self.hn += n
+        if self.hn > 0xfffffffe:
+            self.fail("value larger than 4 GiB")
+        return KC_REF(off, n)
+
+    cdef inline void enter(self, int kind, int sidx, int64_t value) noexcept:
+        if self.plen < _MAXP:
+            self.path[self.plen].kind = kind
+            self.path[self.plen].sidx = sidx
+            self.path[self.plen].value = value
+        self.plen += 1
+
+    cdef str render(self, object extra=None):
+        cdef int i
+        s = ""
+        for i in range(min(self.plen, _MAXP)):
+            e = &self.path[i]
+            if e.kind == KC_PATH_INDEX:
+                s += f"[{e.value}]"
+            else:
+                s += ("." if s else "") + _path_name(self.P, e)
+        if extra is not None:
+            if isinstance(extra, int):
+                s += f"[{extra}]"
+            else:
+                s += ("." if s else "") + extra
+        return s
+
+    cdef int fail(self, str reason, object cls=EncodeError, object extra=None) except -1:
+        raise cls(reason, message=self.P.name, version=self.P.version, path=self.render(extra))
+
+
+cdef str _typename(object v):
+    return type(v).__name__
+
+
+cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int depth) except -1:
+    cdef int ovf = 0
+    cdef long long x
+    cdef double dbl
+    cdef int64_t bits
+    cdef Py_ssize_t n, i
+    cdef const char *p = NULL
+    cdef uint8_t ub[16]
+    cdef int et, esidx
+    if t == KC_T_INT32 or t == KC_T_INT64 or t == KC_T_INT16 or t == KC_T_INT8 \
+            or t == KC_T_UINT16 or t == KC_T_UINT32:
+        if type(v) is bool or not PyLong_Check(v):
+            E.fail(f"expected an integer, got {_typename(v)}")
+        x = PyLong_AsLongLongAndOverflow(v, &ovf)
+        if t == KC_T_INT32:
+            if ovf or x < -2147483648 or x > 2147483647:
+                E.fail(f"{v} is out of range [{-(1 << 31)}, {(1 << 31) - 1}]")
+        elif t == KC_T_INT64:
+            if ovf:
+                E.fail(f"{v} is out of range [{-(1 << 63)}, {(1 << 63) - 1}]")
+        elif t == KC_T_INT16:
+            if ovf or x < -32768 or x > 32767:
+                E.fail(f"{v} is out of range [{-(1 << 15)}, {(1 << 15) - 1}]")
+        elif t == KC_T_INT8:
+            if ovf or x < -128 or x > 127:
+                E.fail(f"{v} is out of range [-128, 127]")
+        elif t == KC_T_UINT16:
+            if ovf or x < 0 or x > 65535:
+                E.fail(f"{v} is out of range [0, 65535]")
+        else:
+            if ovf or x < 0 or x > 4294967295:
+                E.fail(f"{v} is out of range [0, 4294967295]")
+        return E.push(x)
+    if t == KC_T_BOOL:
+        if v is True:
+            return E.push(1)
+        if v is False:
+            return E.push(0)
+        E.fail(f"expected a bool, got {_typename(v)}")
+    if t == KC_T_FLOAT64:
+        if type(v) is bool or not (isinstance(v, float) or PyLong_Check(v)):
+            E.fail(f"expected a float, got {_typename(v)}")
+        dbl = float(v)
+        memcpy(&bits, &dbl, 8)
+        return E.push(bits)
+    if t == KC_T_UUID:
+        if isinstance(v, _UUID):
+            iv = v.int
+            _wr64(ub, <uint64_t>(iv >> 64))
+            _wr64(ub + 8, <uint64_t>(iv & _MASK64))
+            return E.push(E.put(ub, 16))
+        if PyBytes_Check(v) and PyBytes_GET_SIZE(v) == 16:
+            return E.push(E.put(PyBytes_AS_STRING(v), 16))
+        if PyByteArray_Check(v) and PyByteArray_GET_SIZE(v) == 16:
+            return E.push(E.put(PyByteArray_AS_STRING(v), 16))
+        E.fail(f"expected a uuid.UUID, got {_typename(v)}")
+    if v is None:
+        if not flags & KC_F_NULLABLE:
+            E.fail("null is not allowed for this field at this version")
+        return E.push(-1 if t == KC_T_ARRAY else 0)
+    if t == KC_T_STRING:
+        if not PyUnicode_Check(v):
+            E.fail(f"expected a str, got {_typename(v)}")
+        try:
+            p = PyUnicode_AsUTF8AndSize(v, &n)
+        except UnicodeEncodeError:
+            E.fail("string is not encodable as UTF-8 (lone surrogate)")
+        if n > MAX_STRING:
+            E.fail(f"string is {n} bytes, more than Kafka's limit {MAX_STRING}")
+        return E.push(E.put(p, n))
+    if t == KC_T_STRUCT:
+        if not isinstance(v, dict):
+            E.fail(f"expected a dict, got {_typename(v)}")
+        if flags & KC_F_NULLABLE:
+            E.push(1)
+        return _e_struct(E, arg, <dict>v, depth + 1)
+    if t == KC_T_ARRAY:
+        if not isinstance(v, (list, tuple)):
+            E.fail(f"expected a list, got {_typename(v)}")
+        n = len(v)
+        E.push(n)
+        et = arg & 0xff
+        esidx = arg >> 8
+        E.enter(KC_PATH_INDEX, 0, 0)
+        for i in range(n):
+            item = v[i]
+            E.path[E.plen - 1].value = i
+            if item is None:
+                E.fail("array elements cannot be null")
+            _e_value(E, et, flags & KC_F_COMPACT, esidx, item, False, depth)
+        E.plen -= 1
+        return 0
+    if t == KC_T_BYTES or t == KC_T_RECORDS:
+        if PyBytes_Check(v):
+            return E.push(E.put(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v)))
+        if PyByteArray_Check(v):
+            return E.push(E.put(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v)))
+        if isinstance(v, memoryview):
+            raw = bytes(v)
+            return E.push(E.put(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw)))
+        E.fail(f"expected bytes, got {_typename(v)}")
+    E.fail(f"bad program: type {t}")
+
+
+cdef bint _is_default(object d, object v) except -1:
+    if type(v) is not type(d):
+        if isinstance(d, bool) or isinstance(v, bool):
+            return False
+        if not (isinstance(d, (int, float)) and isinstance(v, (int, float))):
+            if isinstance(d, bytes) and isinstance(v, (bytearray, memoryview)):
+                return bytes(v) == d
+            if isinstance(d, list) and isinstance(v, tuple):
+                return len(v) == 0 and len(d) == 0
+            return False
+    return bool(v == d)
+
+
+cdef bint _is_absent_default(object fs, object v, object version) except -1:
+    d = fs.default_value(version)
+    if isinstance(d, bool) or isinstance(v, bool):
+        return type(d) is type(v) and d == v
+    return bool(v == d)
+
+
+cdef int _check_keys(_Enc E, _SPlan S, dict value) except -1:
+    """Reject keys that are not fields of this version (as the reference does first)."""
+    known = S.keyset
+    for key in value:
+        if key not in known and key != _UNK:
+            absent = None
+            for f in S.plan.absent:
+                if f.json_name == key:
+                    absent = f
+                    break
+            if absent is None:
+                E.fail(f"{S.plan.name} has no field {key!r}", EncodeError, key)
+            if not absent.ignorable and not _is_absent_default(absent, value[key], E.P.version):
+                E.fail(f"attempted to write a non-default {absent.name} at version {E.P.version}",
+                       UnsupportedVersionError, key)
+    return 0
+
+
+cdef int _e_struct(_Enc E, int sidx, dict value, int depth) except -1:
+    cdef _SPlan S
+    cdef const int32_t *s
+    cdef const int32_t *f
+    cdef int i, k, plen0 = E.plen
+    cdef Py_ssize_t found = 0, cnt = 0
+    cdef PyObject *item
+    cdef size_t count_at, sec_start, seg
+    if depth > KC_MAX_DEPTH:
+        E.fail("nesting too deep")
+    S = <_SPlan>E.P.splans[sidx]
+    s = S.s
+    try:
+        for i in range(S.nf):
+            f = s + 4 + 3 * i
+            E.enter(KC_PATH_FIELD, sidx, i)
+            item = PyDict_GetItem(value, S.keys[i])
+            if item == NULL:
+                _e_value(E, f[0], f[1], f[2], S.fplans[i].default, False, depth)
+            else:
+                found += 1
+                _e_value(E, f[0], f[1], f[2], <object>item, False, depth)
+            E.plen -= 1
+        for i in range(S.nt):
+            if PyDict_Contains(value, S.tnames[i]):
+                found += 1
+    except BaseException:
+        E.plen = plen0
+        _check_keys(E, S, value)
+        raise
+    has_unk = PyDict_Contains(value, _UNK)
+    if found + has_unk != PyDict_Size(value):
+        _check_keys(E, S, value)
+    raw = value.get(_UNK) or [] if has_unk else []
+    if not S.flexible:
+        if raw:
+            E.fail(f"tagged fields were set, but version {E.P.version} of {S.plan.name} does not support them",
+                   UnsupportedVersionError)
+        return 0
+    count_at = E.n
+    E.push(0)
+    sec_start = E.n
+    segs = None
+    for k in range(S.nt):
+        item = PyDict_GetItem(value, S.tnames[k])
+        if item == NULL:
+            continue
+        if _is_default(S.tdefaults[k], <object>item):
+            continue
+        f = s + 4 + 3 * S.nf + 4 * k
+        seg = E.n
+        E.push(k)
+        E.enter(KC_PATH_TAGGED, sidx, k)
+        _e_value(E, f[1], f[2], f[3], <object>item, True, depth)
+        E.plen -= 1
+        if raw:
+            if segs is None:
+                segs = []
+            segs.append((f[0], seg, E.n))
+        cnt += 1
+    if raw:
+        entries = []
+        last = -1
+        for it in raw:
+            try:
+                tag, payload = it
+            except (TypeError, ValueError):
+                E.fail("unknown tagged fields must be (tag, bytes) pairs", EncodeError, _UNK)
+            if not isinstance(tag, int) or isinstance(tag, bool) or not 0 <= tag <= 0xFFFFFFFF \
+                    or not isinstance(payload, (bytes, bytearray, memoryview)):
+                E.fail("unknown tagged fields must be (tag, bytes) pairs with 0 <= tag < 2**32",
+                       EncodeError, _UNK)
+            if tag <= last:
+                E.fail(f"unknown tagged fields must be in ascending tag order ({tag} after {last})",
+                       EncodeError, _UNK)
+            last = tag
+            entries.append((tag, bytes(payload)))
+        _merge_raw(E, sec_start, segs, entries)
+        cnt += len(entries)
+    E.tape[count_at] = cnt
+    return 0
+
+
+cdef int _merge_raw(_Enc E, size_t sec_start, list segs, list entries) except -1:
+    """Rewrite the tagged section so that raw entries sit in ascending tag order, after a
+    known field with the same tag (Kafka's writer)."""
+    cdef size_t nknown = E.n - sec_start
+    cdef int64_t *tmp = NULL
+    cdef size_t a, b
+    cdef Py_ssize_t si = 0, nsegs = 0
+    if segs is not None:
+        nsegs = len(segs)
+    if nknown:
+        tmp = <int64_t *>malloc(nknown * sizeof(int64_t))
+        if tmp == NULL:
+            raise MemoryError()
+        memcpy(tmp, E.tape + sec_start, nknown * sizeof(int64_t))
+    E.n = sec_start
+    try:
+        for tag, payload in entries:
+            while si < nsegs and segs[si][0] <= tag:
+                a = segs[si][1] - sec_start
+                b = segs[si][2] - sec_start
+                for j in range(a, b):
+                    E.push(tmp[j])
+                si += 1
+            E.push(-1 - <int64_t>tag)
+            E.push(E.put(PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload)))
+        while si < nsegs:
+            a = segs[si][1] - sec_start
+            b = segs[si][2] - sec_start
+            for j in range(a, b):
+                E.push(tmp[j])
+            si += 1
+    finally:
+        free(tmp)
+    return 0
+
+
+cdef _Enc _enc_scratch = None
+cdef bint _enc_busy = False
+
+
+def encode(prog, value):
+    """Encode ``value`` (a dict, as ``decode`` returns) as ``prog``'s message and version."""
+    global _enc_scratch, _enc_busy
+    cdef _Plan P = _plan(prog)
+    cdef _Enc E
+    cdef bint own
+    cdef size_t size = 0
+    cdef uint32_t *aux
+    cdef int rc
+    cdef kc_error err
+    if _enc_busy or _enc_scratch is None:
+        own = _enc_busy
+        E = _Enc()
+        if not own:
+            _enc_scratch = E
+    else:
+        own = False
+        E = _enc_scratch
+    if not own:
+        _enc_busy = True
+    try:
+        E.P = P
+        E.n = 0
+        E.hn = 0
+        E.plen = 0
+        if not isinstance(value, dict):
+            E.fail(f"expected a dict, got {_typename(value)}")
+        _e_struct(E, 0, <dict>value, 0)
+        if E.auxcap < E.n:
+            aux = <uint32_t *>realloc(E.aux, (E.n + 1) * sizeof(uint32_t))
+            if aux == NULL:
+                raise MemoryError()
+            E.aux = aux
+            E.auxcap = E.n + 1
+        rc = kc_encode_size(P.code, E.tape, E.n, E.heap, E.hn, E.aux, &size, &err)
+        if rc != KC_OK:
+            raise EncodeError(f"internal encoder error {rc} at tape slot {err.offset}",
+                              message=P.name, version=P.version)
+        out = PyBytes_FromStringAndSize(NULL, size)
+        kc_encode_write(P.code, E.tape, E.n, E.heap, E.hn, E.aux,
+                        <uint8_t *>PyBytes_AS_STRING(out), &err)
+        return out
+    finally:
+        E.P = None
+        if not own:
+            _enc_busy = False
+            E.shrink()
+
+
+
+
+# ---------------------------------------------------------------------------------------
+# bulk decoding
+
+try:
+    import numpy as _np
+except ImportError:             # numpy is a dependency; keep the module importable anyway
+    _np = None
+
+try:
+    import pyarrow as _pa
+except ImportError:
+    _pa = None
+
+cdef dict _NP_DTYPES = {
+    KC_T_BOOL: "bool", KC_T_INT8: "int8", KC_T_INT16: "int16", KC_T_UINT16: "uint16",
+    KC_T_INT32: "int32", KC_T_UINT32: "uint32", KC_T_INT64: "int64", KC_T_FLOAT64: "float64",
+}
+
+
+cdef inline uintptr_t _addr(object arr):
+    return <uintptr_t>arr.__array_interface__["data"][0]
+
+
+cdef object _row_error(_Plan P, object prog, object row, int code):
+    """The text of the row's error, exactly as a single decode reports it."""
+    if row is None:
+        return str(DecodeError("null value", message=P.name, version=P.version))
+    try:
+        v, end = decode(prog, row, 0)
+    except DecodeError as e:
+        return str(e)
+    n = len(row)
+    return str(DecodeError(f"{n - end} trailing bytes after the message",
+                           message=P.name, version=P.version, offset=end))
+
+
+def decode_bulk(prog, values):
+    """Decode many values of ``prog`` into columns.
+
+    ``values``: a list of bytes-like objects (``None`` = a null row) or a pyarrow
+    ``BinaryArray``/``LargeBinaryArray`` (read in place, no copy).  Returns, for each
+    top-level field in schema order: a NumPy array for numbers and bools (0 on error
+    rows), a pyarrow array for strings, bytes and uuids (``string()``, ``binary()``,
+    ``binary(16)``; null on error rows; NumPy object arrays when pyarrow is missing),
+    a list of Python values for nested fields (arrays, structs; ``None`` on error
+    rows); plus ``"_ok"`` (NumPy bool) and ``"_error"`` (list: ``None`` or the error
+    text a single decode of that row would raise).  A bad row never raises.
+    """
+    cdef _Plan P = _plan(prog)
+    cdef _SPlan S0 = <_SPlan>P.splans[0]
+    cdef Py_ssize_t n, i, ncols, total
+    cdef const uint8_t *data
+    cdef const void *offs
+    cdef int off64, rc, c
+    cdef kc_column *cols = NULL
+    cdef int32_t *status
+    cdef int64_t *erroff
+    cdef const int32_t *fp
+    cdef int64_t *po
+    cdef char *dst
+    cdef list items_l
+
+    if _np is None:
+        raise ImportError("decode_bulk needs numpy")
+    rows = None                  # the per-row objects, for error texts and nested fields
+    null_mask = None
+    keep = []
+    if _pa is not None and isinstance(values, _pa.ChunkedArray):
+        values = values.combine_chunks()
+    if _pa is not None and isinstance(values, _pa.Array):
+        t = values.type
+        if _pa.types.is_large_binary(t) or _pa.types.is_large_string(t):
+            off64 = 1
+            odt = _np.int64
+        elif _pa.types.is_binary(t) or _pa.types.is_string(t):
+            off64 = 0
+            odt = _np.int32
+        else:
+            raise TypeError(f"decode_bulk needs a binary array, not {t}")
+        n = len(values)
+        bufs = values.buffers()
+        ob = bufs[1]
+        db = bufs[2]
+        if n:
+            oarr = _np.frombuffer(ob, dtype=odt)[values.offset:values.offset + n + 1]
+        else:
+            oarr = _np.zeros(1, dtype=odt)
+        darr = _np.frombuffer(db, dtype=_np.uint8) if db is not None and db.size else _np.zeros(1, _np.uint8)
+        keep += [ob, db, oarr, darr]
+        offs = <const void *>_addr(oarr)
+        data = <const uint8_t *>_addr(darr)
+        total = int(oarr[n]) - int(oarr[0]) if n else 0
+        if values.null_count:
+            null_mask = values.is_null().to_numpy(zero_copy_only=False)
+        dmv = memoryview(darr)
+        rows_src = (dmv, oarr)
+    else:
+        items_l = values if type(values) is list else list(values)
+        n = len(items_l)
+        oarr = _np.empty(n + 1, dtype=_np.int64)
+        po = <int64_t *>_addr(oarr)
+        po[0] = 0
+        nulls = None
+        for i in range(n):
+            it = items_l[i]
+            if type(it) is bytes:
+                po[i + 1] = po[i] + PyBytes_GET_SIZE(it)
+            elif it is None:
+                if nulls is None:
+                    nulls = _np.zeros(n, dtype=bool)
+                nulls[i] = True
+                po[i + 1] = po[i]
+            else:
+                po[i + 1] = po[i] + memoryview(it).nbytes
+        # one contiguous copy of the rows (a plain memcpy per bytes object)
+        joined = PyBytes_FromStringAndSize(NULL, po[n])
+        dst = <char *>PyBytes_AS_STRING(joined)
+        for i in range(n):
+            it = items_l[i]
+            if type(it) is bytes:
+                memcpy(dst + po[i], PyBytes_AS_STRING(it), po[i + 1] - po[i])
+            elif it is not None:
+                raw = bytes(memoryview(it).cast("B"))
+                if len(raw) != po[i + 1] - po[i]:
+                    raise ValueError("decode_bulk: a value changed size while being read")
+                memcpy(dst + po[i], PyBytes_AS_STRING(raw), po[i + 1] - po[i])
+        darr = joined
+        keep += [oarr, joined]
+        off64 = 1
+        offs = <const void *>_addr(oarr)
+        data = <const uint8_t *>PyBytes_AS_STRING(joined)
+        total = len(joined)
+        null_mask = nulls
+        rows_src = None
+        rows = items_l
+
+    # the columns
+    keys = list(prog.top.keys)
+    nf = S0.nf
+    plans = {}
+    for i in range(S0.nf):
+        fp = S0.s + 4 + 3 * i
+        plans[S0.keys[i]] = (i, fp[0])
+    for i in range(S0.nt):
+        fp = S0.s + 4 + 3 * S0.nf + 4 * i
+        plans[S0.tnames[i]] = (-1 - i, fp[1])
+    scalar = [k for k in keys if plans[k][1] not in (KC_T_STRUCT, KC_T_ARRAY)]
+    nested = [k for k in keys if plans[k][1] in (KC_T_STRUCT, KC_T_ARRAY)]
+    ncols = len(scalar)
+    status_arr = _np.empty(max(n, 1), dtype=_np.int32)
+    erroff_arr = _np.empty(max(n, 1), dtype=_np.int64)
+    status = <int32_t *>_addr(status_arr)
+    erroff = <int64_t *>_addr(erroff_arr)
+    cols = <kc_column *>calloc(max(ncols, 1), sizeof(kc_column))
+    if cols == NULL:
+        raise MemoryError()
+    out_arrays = []
+    try:
+        for c in range(ncols):
+            k = scalar[c]
+            field, typ = plans[k]
+            cols[c].field = field
+            cols[c].type = typ
+            dflt = None
+            if field < 0:
+                dflt = S0.tdefaults[-1 - field]
+            if typ in _NP_DTYPES:
+                arr = _np.empty(max(n, 1), dtype=_NP_DTYPES[typ])
+                cols[c].values = <void *>_addr(arr)
+                if field < 0:
+                    if typ == KC_T_FLOAT64:
+                        cols[c].def_i = _np.array([dflt], dtype=_np.float64).view(_np.int64)[0]
+                    else:
+                        cols[c].def_i = int(dflt)
+                out_arrays.append([arr])
+            else:
+                dbytes = None
+                if field < 0 and dflt is not None:
+                    if typ == KC_T_UUID:
+                        dbytes = dflt.bytes
+                    elif typ == KC_T_STRING:
+                        dbytes = dflt.encode("utf-8")
+                    else:
+                        dbytes = bytes(dflt)
+                if dbytes is not None:
+                    cols[c].def_bytes = <const uint8_t *>PyBytes_AS_STRING(dbytes)
+                    cols[c].def_len = len(dbytes)
+                else:
+                    cols[c].def_len = -1
+                validity = _np.empty((n + 7) // 8 + 1, dtype=_np.uint8)
+                cols[c].validity = <uint8_t *>_addr(validity)
+                if typ == KC_T_UUID:
+                    arr = _np.empty(max(n, 1) * 16, dtype=_np.uint8)
+                    cols[c].values = <void *>_addr(arr)
+                    out_arrays.append([arr, validity, dbytes])
+                else:
+                    cap = total + (n * len(dbytes) if dbytes is not None else 0) + 1
+                    if cap < 0x7fffffff and _pa is not None:
+                        offsets = _np.empty(n + 1, dtype=_np.int32)
+                        cols[c].offsets32 = <int32_t *>_addr(offsets)
+                    else:
+                        offsets = _np.empty(n + 1, dtype=_np.int64)
+                        cols[c].offsets = <int64_t *>_addr(offsets)
+                    dbuf = _np.empty(cap, dtype=_np.uint8)
+                    cols[c].data = <uint8_t *>_addr(dbuf)
+                    cols[c].data_cap = cap
+                    cols[c].growable = 0
+                    out_arrays.append([offsets, dbuf, validity, dbytes])
+        with nogil:
+            rc = kc_decode_bulk(P.code, data, offs, off64, n, cols, ncols, status, erroff)
+        if rc != KC_OK:
+            raise MemoryError(f"bulk decode failed ({rc})")
+        data_lens = [cols[c].data_len for c in range(ncols)]
+    finally:
+        free(cols)
+
+    status_arr = status_arr[:n]
+    if null_mask is not None:
+        status_arr[null_mask] = -1
+    ok = status_arr == 0
+    bad_rows = _np.flatnonzero(~ok)
+
+    def row_bytes(Py_ssize_t r):
+        if rows is not None:
+            return rows[r]
+        mv, oa = rows_src
+        return mv[int(oa[r]):int(oa[r + 1])]
+
+    result = {}
+    for c in range(ncols):
+        k = scalar[c]
+        field, typ = plans[k]
+        parts = out_arrays[c]
+        if typ in _NP_DTYPES:
+            arr = parts[0][:n]
+            if typ == KC_T_BOOL:
+                arr = arr.view(_np.bool_)
+            if null_mask is not None and len(bad_rows):
+                arr[~ok] = 0
+            result[k] = arr
+            continue
+        validity = parts[2] if typ != KC_T_UUID else parts[1]
+        if null_mask is not None and len(bad_rows):
+            bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n].astype(bool)
+            bits &= ok
+            validity = _np.packbits(bits, bitorder="little")
+        result[k] = _finish_var(typ, n, parts, validity, data_lens[c])
+    if nested:
+        okc = _np.ascontiguousarray(ok, dtype=_np.uint8)
+        ncols_l = _nested_columns(P, data, offs, off64, n, <const uint8_t *>_addr(okc) if n else NULL,
+                                  [plans[k][0] for k in nested])
+        for c, k in enumerate(nested):
+            result[k] = ncols_l[c]
+    # the nested/row order of keys follows the schema
+    result = {k: result[k] for k in keys}
+    errs = [None] * n
+    for r in bad_rows:
+        errs[r] = _row_error(P, prog, None if (null_mask is not None and null_mask[r]) else row_bytes(r),
+                             status_arr[r])
+    result["_ok"] = ok
+    result["_error"] = errs
+    return result
+
+
+cdef list _nested_columns(_Plan P, const uint8_t *data, const void *offs, int off64,
+                          Py_ssize_t n, const uint8_t *okp, list fields):
+    """Python values of the nested (array/struct) top-level fields of every ok row: each
+    row is decoded to a tape and only those fields are built from it."""
+    cdef _SPlan S0 = <_SPlan>P.splans[0]
+    cdef Py_ssize_t r, i, j, c, ncol = len(fields)
+    cdef int nf = S0.nf, nt = S0.nt
+    cdef int *reg_map = <int *>malloc((nf + nt + 1) * sizeof(int))
+    cdef int *tag_map = reg_map + nf
+    cdef char *seen = <char *>malloc(nt + 1)
+    cdef size_t cap = 256, a, b, end = 0, ns = 0
+    cdef int64_t *tape = <int64_t *>malloc(cap * sizeof(int64_t))
+    cdef int64_t *nt_ptr
+    cdef int64_t cnt, key, sk
+    cdef const int32_t *f
+    cdef kc_error err
+    cdef Walk w
+    cdef int rc
+    cdef list cols = [[None] * n for _ in range(ncol)]
+    cdef list col
+    try:
+        if reg_map == NULL or seen == NULL or tape == NULL:
+            raise MemoryError()
+        for i in range(nf + nt):
+            reg_map[i] = -1
+        for c in range(ncol):
+            fid = fields[c]
+            if fid >= 0:
+                reg_map[fid] = c
+            else:
+                tag_map[-1 - fid] = c
+        for r in range(n):
+            if not okp[r]:
+                continue
+            if off64:
+                a = <size_t>(<const int64_t *>offs)[r]
+                b = <size_t>(<const int64_t *>offs)[r + 1]
+            else:
+                a = <size_t>(<const uint32_t *>offs)[r]
+                b = <size_t>(<const uint32_t *>offs)[r + 1]
+            rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
+            if rc == KC_E_TAPE_FULL:
+                nt_ptr = <int64_t *>realloc(tape, (b - a + 2) * sizeof(int64_t))
+                if nt_ptr == NULL:
+                    raise MemoryError()
+                tape = nt_ptr
+                cap = b - a + 2
+                rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
+            if rc != KC_OK:
+                continue
+            w.tape = tape
+            w.i = 0
+            w.buf = data + a
+            for i in range(nf):
+                f = S0.s + 4 + 3 * i
+                c = reg_map[i]
+                if c >= 0:
+                    col = <list>cols[c]
+                    col[r] = _b_value(P, &w, f[0], f[1], f[2])
+                elif f[0] == KC_T_STRUCT or f[0] == KC_T_ARRAY:
+                    sk = kc_tape_skip(P.code, tape, ns, w.i, f[0], f[1], f[2], 0)
+                    if sk < 0:
+                        raise ValueError("internal error: malformed tape")
+                    w.i += <size_t>sk
+                else:
+                    w.i += 1
+            if S0.flexible:
+                memset(seen, 0, nt + 1)
+                cnt = tape[w.i]
+                w.i += 1
+                for j in range(cnt):
+                    key = tape[w.i]
+                    w.i += 1
+                    if key < 0:
+                        w.i += 1
+                        continue
+                    f = S0.s + 4 + 3 * nf + 4 * key
+                    c = tag_map[key]
+                    if c >= 0:
+                        col = <list>cols[c]
+                        col[r] = _b_value(P, &w, f[1], f[2], f[3])
+                        seen[key] = 1
+                    else:
+                        sk = kc_tape_skip(P.code, tape, ns, w.i, f[1], f[2], f[3], 1)
+                        if sk < 0:
+                            raise ValueError("internal error: malformed tape")
+                        w.i += <size_t>sk
+                for i in range(nt):
+                    c = tag_map[i]
+                    if c >= 0 and not seen[i]:
+                        dv = S0.tdefaults[i]
+                        if <int>S0.tcopy[i] == 1:
+                            dv = []
+                        elif <int>S0.tcopy[i] == 2:
+                            dv = _copy_default(dv)
+                        col = <list>cols[c]
+                        col[r] = dv
+    finally:
+        free(reg_map)
+        free(seen)
+        free(tape)
+    return cols
+
+
+cdef object _finish_var(int typ, Py_ssize_t n, list parts, object validity, size_t data_len):
+    if typ == KC_T_UUID:
+        arr = parts[0][: 16 * n]
+        if _pa is not None:
+            return _pa.Array.from_buffers(_pa.binary(16), n, [_pa.py_buffer(validity), _pa.py_buffer(arr)])
+        out = _np.empty(n, dtype=object)
+        bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n]
+        raw = arr.tobytes()
+        for r in range(n):
+            if bits[r]:
+                out[r] = _mk_uuid(<const uint8_t *>PyBytes_AS_STRING(raw) + 16 * r)
+        return out
+    offsets = parts[0]
+    dbuf = parts[1][:data_len]
+    if _pa is not None:
+        if offsets.dtype == _np.int32:
+            o = offsets
+            t = _pa.string() if typ == KC_T_STRING else _pa.binary()
+        else:
+            o = offsets
+            t = _pa.large_string() if typ == KC_T_STRING else _pa.large_binary()
+        return _pa.Array.from_buffers(t, n, [_pa.py_buffer(validity), _pa.py_buffer(o), _pa.py_buffer(dbuf)])
+    out = _np.empty(n, dtype=object)
+    bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n]
+    raw = dbuf.tobytes()
+    for r in range(n):
+        if bits[r]:
+            b = raw[offsets[r]:offsets[r + 1]]
+            out[r] = b.decode("utf-8") if typ == KC_T_STRING else b
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# test hooks for the varint kernels (csrc/kc_varint.h)
+
+def _read_uvarint(const uint8_t[:] data not None):
+    """(value, bytes consumed) or raises ValueError (truncated / too long)."""
+    cdef uint32_t v = 0
+    cdef int r = kc_read_uvarint(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
+    if r < 0:
+        raise ValueError("truncated varint" if r == -1 else "varint is too long")
+    return v, r
+
+
+def _write_uvarint(uint32_t v):
+    cdef uint8_t b[5]
+    cdef int n = kc_write_uvarint(b, v)
+    assert n == kc_sizeof_uvarint(v)
+    return PyBytes_FromStringAndSize(<char *>b, n)
+
+
+def _read_varint(const uint8_t[:] data not None):
+    cdef int32_t v = 0
+    cdef int r = kc_read_varint(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
+    if r < 0:
+        raise ValueError("truncated varint" if r == -1 else "varint is too long")
+    return v, r
+
+
+def _write_varint(int32_t v):
+    cdef uint8_t b[5]
+    cdef int n = kc_write_varint(b, v)
+    assert n == kc_sizeof_varint(v)
+    return PyBytes_FromStringAndSize(<char *>b, n)
+
+
+def _read_varlong(const uint8_t[:] data not None):
+    cdef int64_t v = 0
+    cdef int r = kc_read_varlong(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
+    if r < 0:
+        raise ValueError("truncated varint" if r == -1 else "varint is too long")
+    return v, r
+
+
+def _write_varlong(int64_t v):
+    cdef uint8_t b[10]
+    cdef int n = kc_write_varlong(b, v)
+    assert n == kc_sizeof_varlong(v)
+    return PyBytes_FromStringAndSize(<char *>b, n)

@@ -1,0 +1,250 @@
+# cython: language_level=3
+"""Binding of the C record-batch scanner (csrc/kc_batch.c) and CRC-32C (csrc/kc_crc32c.c).
+
+Only plumbing lives here: the C side fills flat arrays of plain structs, which become
+NumPy structured arrays; :mod:`kcodec.records` builds Python objects at the edge.
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.string cimport memcpy
+
+import numpy as np
+
+cdef extern from "kc_crc32c.h":
+    uint32_t kc_crc32c(uint32_t crc, const uint8_t *buf, size_t len) nogil
+    uint32_t kc_crc32c_portable(uint32_t crc, const uint8_t *buf, size_t len) nogil
+    int kc_crc32c_hw()
+
+cdef extern from "kc_batch.h":
+    ctypedef struct kc_batch:
+        int64_t position
+        int64_t base_offset
+        int32_t record_count
+        int64_t next_position
+    ctypedef struct kc_record:
+        int64_t offset
+    ctypedef struct kc_header:
+        int64_t key_pos
+        int64_t value_pos
+        int32_t key_len
+        int32_t value_len
+    size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
+                   int64_t max_batch_length,
+                   kc_batch *batches, size_t max_batches, size_t *n_batches,
+                   kc_record *recs, size_t max_recs, size_t *n_recs) nogil
+    int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t count,
+                             int64_t base_offset, int64_t base_timestamp, int32_t batch_index,
+                             kc_record *recs, size_t max_recs, int *status, int *field,
+                             size_t *err_pos) nogil
+    int kc_headers_parse(const uint8_t *buf, size_t len, size_t pos, int32_t count,
+                         kc_header *out) nogil
+    size_t kc_resync(const uint8_t *buf, size_t len, size_t start, int final,
+                     int64_t max_batch_length) nogil
+    void kc_offset_commit_columns(const uint8_t *buf, size_t buf_len, const kc_record *recs,
+                                  size_t n, int8_t *kind, int16_t *key_type,
+                                  int16_t *value_version, int32_t *partition, int64_t *offset,
+                                  int32_t *leader_epoch, int64_t *commit_ts, int64_t *expire_ts,
+                                  int32_t *group_off, uint8_t *group_data,
+                                  int32_t *topic_off, uint8_t *topic_data,
+                                  int32_t *meta_off, uint8_t *meta_data) nogil
+
+BATCH_DTYPE = np.dtype([
+    ("position", "<i8"), ("base_offset", "<i8"), ("base_timestamp", "<i8"),
+    ("max_timestamp", "<i8"), ("producer_id", "<i8"), ("first_record", "<i8"),
+    ("next_position", "<i8"),
+    ("crc", "<u4"), ("computed_crc", "<u4"), ("batch_length", "<i4"),
+    ("partition_leader_epoch", "<i4"), ("last_offset_delta", "<i4"), ("base_sequence", "<i4"),
+    ("record_count", "<i4"), ("records_parsed", "<i4"),
+    ("attributes", "<i2"), ("producer_epoch", "<i2"),
+    ("magic", "i1"), ("crc_ok", "i1"), ("status", "i1"), ("error_field", "i1"),
+])
+RECORD_DTYPE = np.dtype([
+    ("offset", "<i8"), ("timestamp", "<i8"), ("key_pos", "<i8"), ("value_pos", "<i8"),
+    ("headers_pos", "<i8"), ("key_len", "<i4"), ("value_len", "<i4"),
+    ("headers_count", "<i4"), ("size", "<i4"), ("attributes", "<i4"), ("batch_index", "<i4"),
+])
+# The C structs are little-endian hosts' native layout; refuse to run on anything else
+# rather than misread the arrays.
+import sys as _sys
+if _sys.byteorder != "little":  # pragma: no cover
+    raise ImportError("kcodec._records needs a little-endian host")
+assert BATCH_DTYPE.itemsize == sizeof(kc_batch), (BATCH_DTYPE.itemsize, sizeof(kc_batch))
+assert RECORD_DTYPE.itemsize == sizeof(kc_record), (RECORD_DTYPE.itemsize, sizeof(kc_record))
+
+MIN_RECORD_SIZE = 7   # length, attributes, timestamp, offset, key, value, header count
+
+
+def crc32c(data, unsigned int crc=0):
+    """CRC-32C (Castagnoli) of ``data`` (any buffer), continuing from ``crc``."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef uint32_t r
+    with nogil:
+        r = kc_crc32c(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+    return r
+
+
+def crc32c_portable(data, unsigned int crc=0):
+    """CRC-32C through the portable table implementation (for tests)."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    return kc_crc32c_portable(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+
+
+def crc32c_hardware():
+    """True when CRC-32C runs on the SSE4.2 instruction."""
+    return bool(kc_crc32c_hw())
+
+
+def scan(data, bint verify_crc=True, bint final=True, long long max_batch_length=1 << 30,
+         Py_ssize_t max_batches=0):
+    """Scan record batches in ``data`` (any contiguous buffer).
+
+    Returns ``(consumed, batches, records)``: the bytes consumed, a BATCH_DTYPE array
+    and a RECORD_DTYPE array (positions relative to ``data``).  Bytes after
+    ``consumed`` hold a batch that ends beyond ``data`` (not ``final``) or did not fit
+    the output arrays: call again on the rest.
+    """
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef size_t n = <size_t>v.shape[0]
+    if n == 0:
+        return 0, np.empty(0, BATCH_DTYPE), np.empty(0, RECORD_DTYPE)
+    cdef size_t cap_b = max_batches if max_batches > 0 else n // 61 + 8
+    # Sized for typical records (>= 24 bytes each); when records are smaller the scan
+    # stops early and the caller scans the rest, so memory stays proportional to n.
+    cdef size_t cap_r = n // 24 + 64
+    cdef size_t nb = 0, nr = 0, consumed
+    cdef kc_batch *bp
+    cdef kc_record *rp
+    while True:
+        batches = np.empty(cap_b, BATCH_DTYPE)
+        records = np.empty(cap_r, RECORD_DTYPE)
+        bp = <kc_batch *><size_t>batches.ctypes.data
+        rp = <kc_record *><size_t>records.ctypes.data
+        nb = 0
+        nr = 0
+        with nogil:
+            consumed = kc_scan(&v[0], n, verify_crc, final, max_batch_length,
+                               bp, cap_b, &nb, rp, cap_r, &nr)
+        if nb == 1 and batches[0]["status"] == 9 and cap_r < n // MIN_RECORD_SIZE + 8:
+            cap_r = n // MIN_RECORD_SIZE + 8   # one batch of tiny records: room for all
+            continue
+        break
+    return consumed, batches[:nb].copy(), records[:nr].copy()
+
+
+def parse_records(data, int count, long long base_offset, long long base_timestamp,
+                  int batch_index=0, log_append_time=None):
+    """Parse ``count`` records filling all of ``data`` (a decompressed records section).
+
+    Returns ``(records, status, field, error_position)``.
+    """
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef size_t n = <size_t>v.shape[0]
+    cdef size_t cap = n // MIN_RECORD_SIZE + 1
+    if count >= 0 and <size_t>count < cap:
+        cap = <size_t>count + 1
+    records = np.empty(cap, RECORD_DTYPE)
+    if n == 0:
+        return records[:0].copy(), (0 if count == 0 else 8), 0, 0
+    cdef kc_record *rp = <kc_record *><size_t>records.ctypes.data
+    cdef int st = 0, field = 0
+    cdef size_t err_pos = 0
+    cdef int64_t got
+    with nogil:
+        got = kc_records_parse(&v[0], 0, n, count, base_offset, base_timestamp, batch_index,
+                               rp, cap, &st, &field, &err_pos)
+    out = records[:got].copy()
+    if log_append_time is not None:
+        out["timestamp"] = log_append_time
+    return out, st, field, err_pos
+
+
+def parse_headers(data, long long pos, int count):
+    """The headers of one record: a list of ``(key: str, value: bytes | None)``."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    if count <= 0:
+        return []
+    if <size_t>count > <size_t>v.shape[0]:
+        raise ValueError("header count exceeds the buffer")
+    arr = np.empty(count, dtype=[("key_pos", "<i8"), ("value_pos", "<i8"),
+                                 ("key_len", "<i4"), ("value_len", "<i4")])
+    cdef kc_header *hp = <kc_header *><size_t>arr.ctypes.data
+    if kc_headers_parse(&v[0], <size_t>v.shape[0], <size_t>pos, count, hp) != 0:
+        raise ValueError("record headers do not parse")
+    mv = memoryview(data).cast("B")
+    out = []
+    cdef int i
+    for i in range(count):
+        k = bytes(mv[hp[i].key_pos:hp[i].key_pos + hp[i].key_len]).decode("utf-8", "surrogateescape")
+        if hp[i].value_len < 0:
+            val = None
+        else:
+            val = bytes(mv[hp[i].value_pos:hp[i].value_pos + hp[i].value_len])
+        out.append((k, val))
+    return out
+
+
+def slices(data, const int64_t[:] pos, const int32_t[:] length):
+    """``[data[p:p+n] or None if n < 0]`` as bytes objects, built in one loop."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef Py_ssize_t i, m = pos.shape[0]
+    cdef const char *base = <const char *>&v[0] if v.shape[0] else NULL
+    out = [None] * m
+    for i in range(m):
+        if length[i] >= 0:
+            if pos[i] < 0 or pos[i] + length[i] > v.shape[0]:
+                raise ValueError("slice outside the buffer")
+            out[i] = base[pos[i]:pos[i] + length[i]] if length[i] else b""
+    return out
+
+
+def resync(data, Py_ssize_t start, bint final=True, long long max_batch_length=1 << 30):
+    """The next position >= start where a plausible v2 batch begins (len(data) if none)."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    if start >= v.shape[0]:
+        return v.shape[0]
+    return kc_resync(&v[0], <size_t>v.shape[0], <size_t>start, final, max_batch_length)
+
+
+def offset_commit_columns(data, records):
+    """Decode the offset commits among ``records`` (RECORD_DTYPE, positions into ``data``)
+    in one C pass.  Returns a dict of NumPy columns: ``kind`` (0 commit, 1 commit
+    tombstone, 2 other: use the generic decoder), ``key_type``, ``value_version``,
+    ``partition``, ``offset``, ``leader_epoch``, ``commit_timestamp``,
+    ``expire_timestamp``, and ``(offsets, data)`` pairs ``group``, ``topic``,
+    ``metadata`` (Arrow string layout: int32 offsets, n + 1 entries)."""
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    recs = np.ascontiguousarray(records, dtype=RECORD_DTYPE)
+    cdef size_t n = <size_t>len(recs)
+    cdef size_t blen = <size_t>v.shape[0]
+    kl = int(np.maximum(recs["key_len"], 0).sum()) if n else 0
+    vl = int(np.maximum(recs["value_len"], 0).sum()) if n else 0
+    out = {
+        "kind": np.empty(n, np.int8), "key_type": np.empty(n, np.int16),
+        "value_version": np.empty(n, np.int16), "partition": np.empty(n, np.int32),
+        "offset": np.empty(n, np.int64), "leader_epoch": np.empty(n, np.int32),
+        "commit_timestamp": np.empty(n, np.int64), "expire_timestamp": np.empty(n, np.int64),
+    }
+    go = np.empty(n + 1, np.int32); gd = np.empty(kl + 1, np.uint8)
+    to = np.empty(n + 1, np.int32); td = np.empty(kl + 1, np.uint8)
+    mo = np.empty(n + 1, np.int32); md = np.empty(vl + 1, np.uint8)
+    if kl > 0x7fffffff or vl > 0x7fffffff:
+        raise ValueError("window too large for int32 string offsets")
+    if n == 0:
+        go[0] = to[0] = mo[0] = 0
+    else:
+        kc_offset_commit_columns(&v[0] if blen else NULL, blen,
+                                 <const kc_record *><size_t>recs.ctypes.data, n,
+                                 <int8_t *><size_t>out["kind"].ctypes.data,
+                                 <int16_t *><size_t>out["key_type"].ctypes.data,
+                                 <int16_t *><size_t>out["value_version"].ctypes.data,
+                                 <int32_t *><size_t>out["partition"].ctypes.data,
+                                 <int64_t *><size_t>out["offset"].ctypes.data,
+                                 <int32_t *><size_t>out["leader_epoch"].ctypes.data,
+                                 <int64_t *><size_t>out["commit_timestamp"].ctypes.data,
+                                 <int64_t *><size_t>out["expire_timestamp"].ctypes.data,
+                                 <int32_t *><size_t>go.ctypes.data, <uint8_t *><size_t>gd.ctypes.data,
+                                 <int32_t *><size_t>to.ctypes.data, <uint8_t *><size_t>td.ctypes.data,
+                                 <int32_t *><size_t>mo.ctypes.data, <uint8_t *><size_t>md.ctypes.data)
+    out["group"] = (go, gd[:go[n]])
+    out["topic"] = (to, td[:to[n]])
+    out["metadata"] = (mo, md[:mo[n]])
+    return out

@@ -1,0 +1,448 @@
+"""Classic consumer-group assignors, computed in C.
+
+:func:`assign` takes member subscriptions (topics, owned partitions, generation, rack)
+and topic metadata (partition counts, optionally the racks of each partition's replicas)
+and returns an :class:`AssignmentResult`::
+
+    >>> from kcodec.consumer.assignors import assign, Member
+    >>> r = assign("cooperative-sticky",
+    ...            [Member("c1", ["orders"]), Member("c2", ["orders"])], {"orders": 4})
+    >>> r.assignment()["c1"]
+    [TopicPartition(topic='orders', partition=0), TopicPartition(topic='orders', partition=2)]
+
+Strategies (Kafka's names): ``range`` (KIP-881 rack aware), ``roundrobin`` (both give the
+same output as Kafka's Java assignors), ``sticky`` (eager; stickiness from the StickyAssignor
+user data) and ``cooperative-sticky`` (KIP-429; owned partitions and generation from the
+subscription, KIP-792). Members are ordered as Kafka orders them: range and round-robin by
+``group.instance.id`` first, then member id; the sticky assignors by member id (Java
+``String`` order).
+
+Also here: the member-side revoked/added/lost computation, the leader-side cooperative
+check, and rebalance-protocol selection (KIP-429).
+"""
+from __future__ import annotations
+
+import enum
+import gc
+import struct
+from itertools import repeat
+from dataclasses import dataclass, field
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union)
+
+import numpy as np
+
+from kcodec.errors import KcodecError
+
+from .protocol import (Subscription, TopicPartition, decode_sticky_user_data, java_string_key)
+
+__all__ = [
+    "STRATEGIES", "Member", "AssignmentResult", "assign", "assign_arrays", "member_from_subscription",
+    "RebalanceProtocol", "supported_protocols", "select_rebalance_protocol", "select_group_protocol",
+    "MemberChanges", "member_changes", "validate_cooperative_assignment", "CooperativeAssignmentError",
+]
+
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+class RebalanceProtocol(enum.IntEnum):
+    """KIP-429 rebalance protocols; the id says how advanced the protocol is."""
+    EAGER = 0
+    COOPERATIVE = 1
+
+
+_PROTOCOLS = {
+    "range": (RebalanceProtocol.EAGER,),
+    "roundrobin": (RebalanceProtocol.EAGER,),
+    "sticky": (RebalanceProtocol.EAGER,),
+    "cooperative-sticky": (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER),
+}
+
+
+def supported_protocols(strategy: str) -> Tuple[RebalanceProtocol, ...]:
+    """The rebalance protocols Kafka's assignor of that name supports."""
+    try:
+        return _PROTOCOLS[strategy]
+    except KeyError:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}") from None
+
+
+def select_rebalance_protocol(assignors: Sequence[Union[str, Iterable[RebalanceProtocol]]]) -> RebalanceProtocol:
+    """A consumer's rebalance protocol from its assignor list (``ConsumerCoordinator``):
+    only protocols every assignor supports count; the one with the highest id wins.
+
+    Items are strategy names or iterables of :class:`RebalanceProtocol`.
+    Raises ``ValueError`` when the assignors share no protocol (or the list is empty).
+    """
+    common: Optional[Set[RebalanceProtocol]] = None
+    for a in assignors:
+        protos = set(supported_protocols(a) if isinstance(a, str) else (RebalanceProtocol(p) for p in a))
+        common = protos if common is None else common & protos
+    if not common:
+        raise ValueError(f"specified assignors {list(assignors)} do not have a commonly supported rebalance protocol")
+    return max(common)
+
+
+def select_group_protocol(member_protocols: Mapping[str, Sequence[str]]) -> str:
+    """The assignor a classic group coordinator picks: among protocols every member
+    supports, each member votes for its most preferred one; the most votes win (ties go to
+    the earliest vote)."""
+    lists = list(member_protocols.values())
+    if not lists:
+        raise ValueError("no members")
+    candidates = set(lists[0])
+    for l in lists[1:]:
+        candidates &= set(l)
+    if not candidates:
+        raise ValueError("members share no protocol (INCONSISTENT_GROUP_PROTOCOL)")
+    votes: Dict[str, int] = {}
+    for l in lists:
+        choice = next(p for p in l if p in candidates)
+        votes[choice] = votes.get(choice, 0) + 1
+    return max(votes, key=lambda p: votes[p])   # max keeps the first of equal counts
+
+
+@dataclass
+class Member:
+    """One member as the assignors see it."""
+    member_id: str
+    topics: Sequence[str]
+    owned_partitions: Sequence[Tuple[str, int]] = ()
+    generation: Optional[int] = None
+    rack: Optional[str] = None
+    group_instance_id: Optional[str] = None
+
+
+def member_from_subscription(member_id: str, sub: Subscription, strategy: str) -> Member:
+    """What Kafka's assignor of ``strategy`` takes from a decoded subscription.
+
+    ``sticky`` reads owned partitions and generation from its user data (Java or
+    kafka-python form); ``cooperative-sticky`` from the v1/v2 fields, falling back to the
+    int32 generation in its user data when the subscription has none (as Kafka does).
+    """
+    owned: Sequence[Tuple[str, int]] = sub.owned_partitions
+    gen = sub.generation_id
+    if strategy == "sticky":
+        ud = decode_sticky_user_data(sub.user_data)
+        owned, gen = ud.partitions, ud.generation
+    elif strategy == "cooperative-sticky" and gen is None and sub.user_data is not None:
+        gen = struct.unpack_from(">i", sub.user_data)[0] if len(sub.user_data) >= 4 else -1
+    return Member(member_id, list(sub.topics), list(owned), gen, sub.rack_id, sub.group_instance_id)
+
+
+def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
+    if strategy in ("range", "roundrobin"):
+        # Kafka's MemberInfo order: static members (by instance id) first
+        def key(i: int) -> Tuple[int, bytes]:
+            m = members[i]
+            if m.group_instance_id is not None:
+                return (0, java_string_key(m.group_instance_id))
+            return (1, java_string_key(m.member_id))
+    else:
+        def key(i: int) -> Tuple[int, bytes]:
+            return (0, java_string_key(members[i].member_id))
+    return sorted(range(len(members)), key=key)
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` (as an unsigned 32-bit value)."""
+    h = 0
+    b = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(b), 2):
+        h = (31 * h + (b[i] << 8 | b[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: Sequence[str]) -> List[int]:
+    """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
+    the given order, default capacity) iterates them: by bucket, then insertion order."""
+    cap = 16
+    while len(keys) > cap * 3 // 4:
+        cap *= 2
+    def bucket(i: int) -> int:
+        h = java_string_hash(keys[i])
+        return (h ^ (h >> 16)) & (cap - 1)
+    return sorted(range(len(keys)), key=lambda i: (bucket(i), i))
+
+
+def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: str) -> List[Member]:
+    if isinstance(members, Mapping):
+        out = []
+        for mid, v in members.items():
+            if isinstance(v, Subscription):
+                out.append(member_from_subscription(mid, v, strategy))
+            elif isinstance(v, Member):
+                out.append(v)
+            else:
+                raise TypeError(f"member {mid!r}: expected Subscription or Member, got {type(v).__name__}")
+        return out
+    out = list(members)
+    for m in out:
+        if not isinstance(m, Member):
+            raise TypeError(f"expected Member, got {type(m).__name__}")
+    return out
+
+
+class AssignmentResult:
+    """The outcome of one assignment round.
+
+    ``owner[g]`` / ``target[g]`` are member indexes (into :attr:`member_ids`) per global
+    partition ``g`` (topic :attr:`topics` ``[t]``, partition ``g - base[t]``), -1 for none.
+    ``owner`` is what is handed out this round; ``target`` the assignment being converged to
+    (they differ only for cooperative-sticky, by the partitions held back until revoked).
+    """
+
+    def __init__(self, strategy: str, member_ids: List[str], topics: List[str], base: np.ndarray,
+                 owner: np.ndarray, target: np.ndarray, owned: List[Sequence[Tuple[str, int]]],
+                 stats: Dict[str, Any]) -> None:
+        self.strategy = strategy
+        self.member_ids = member_ids
+        self.topics = topics
+        self.base = base
+        self.owner = owner
+        self.target = target
+        self.owned = owned
+        self.stats = stats
+
+    # ---- views
+    def _lists(self, arr: np.ndarray) -> Dict[str, List[TopicPartition]]:
+        out: Dict[str, List[TopicPartition]] = {m: [] for m in self.member_ids}
+        if arr.size == 0:
+            return out
+        order = np.argsort(arr, kind="stable")
+        bounds = np.searchsorted(arr[order], np.arange(-1, len(self.member_ids) + 1)).tolist()
+        order = order[bounds[1]:]               # drop unassigned partitions
+        tidx = np.searchsorted(self.base, order, side="right") - 1
+        names = np.asarray(self.topics + [""], dtype=object)[tidx].tolist()
+        parts = (order - self.base[tidx]).tolist()
+        # one C-level pass builds the TopicPartition tuples (no Python __new__ per item);
+        # the cyclic GC has nothing to find in fresh tuples of str/int, so it waits
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            tps = list(map(tuple.__new__, repeat(TopicPartition), zip(names, parts)))
+        finally:
+            if was:
+                gc.enable()
+        first = bounds[1]
+        for i, m in enumerate(self.member_ids):
+            out[m] = tps[bounds[i + 1] - first:bounds[i + 2] - first]
+        return out
+
+    def assignment(self) -> Dict[str, List[TopicPartition]]:
+        """Member id -> partitions handed out this round, sorted by (topic, partition)."""
+        return self._lists(self.owner)
+
+    def target_assignment(self) -> Dict[str, List[TopicPartition]]:
+        """Member id -> partitions of the assignment being converged to."""
+        return self._lists(self.target)
+
+    def counts(self, target: bool = True) -> Dict[str, int]:
+        arr = self.target if target else self.owner
+        c = np.bincount(arr[arr >= 0], minlength=len(self.member_ids)) if arr.size else np.zeros(len(self.member_ids), int)
+        return {m: int(c[i]) for i, m in enumerate(self.member_ids)}
+
+    def balance(self) -> int:
+        """max - min of the members' target partition counts (0 with no members)."""
+        c = list(self.counts().values())
+        return max(c) - min(c) if c else 0
+
+    def pending(self) -> Dict[TopicPartition, str]:
+        """Cooperative: partitions held back this round -> the member they go to next."""
+        held = np.nonzero((self.owner < 0) & (self.target >= 0))[0]
+        tidx = np.searchsorted(self.base, held, side="right") - 1
+        return {TopicPartition(self.topics[int(t)], int(g - self.base[t])): self.member_ids[int(self.target[g])]
+                for g, t in zip(held, tidx)}
+
+    def revoked(self) -> Dict[str, List[TopicPartition]]:
+        """Member id -> owned partitions it does not keep this round (it must revoke them)."""
+        now = self.assignment()
+        out = {}
+        for i, m in enumerate(self.member_ids):
+            keep = set(now[m])
+            out[m] = sorted({TopicPartition(t, p) for t, p in self.owned[i]} - keep)
+        return out
+
+    def added(self) -> Dict[str, List[TopicPartition]]:
+        """Member id -> partitions it gets this round that it did not own."""
+        now = self.assignment()
+        out = {}
+        for i, m in enumerate(self.member_ids):
+            owned = {TopicPartition(t, p) for t, p in self.owned[i]}
+            out[m] = [tp for tp in now[m] if tp not in owned]
+        return out
+
+    def moved(self) -> List[Tuple[TopicPartition, str, str]]:
+        """(partition, previous owner, new target owner) for every owned partition whose
+        target owner is another member."""
+        tindex = {t: i for i, t in enumerate(self.topics)}
+        out = []
+        for i, m in enumerate(self.member_ids):
+            for t, p in self.owned[i]:
+                ti = tindex.get(t)
+                if ti is None or not (0 <= p < self.base[ti + 1] - self.base[ti]):
+                    continue
+                tg = int(self.target[self.base[ti] + p])
+                if tg >= 0 and tg != i:
+                    out.append((TopicPartition(t, p), m, self.member_ids[tg]))
+        return sorted(set(out))
+
+
+def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
+           partitions_per_topic: Mapping[str, int], *,
+           partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]] = None,
+           prefer_rack_aware: bool = False, java_order: bool = True) -> AssignmentResult:
+    """Run Kafka's ``strategy`` assignor.
+
+    ``members``: :class:`Member` objects, or ``{member_id: Subscription}`` (decoded
+    subscriptions; owned partitions and generation taken as the strategy's Kafka assignor
+    takes them). ``partitions_per_topic``: partition counts of the topics that exist.
+    ``partition_racks``: optional ``{topic: [racks of partition 0's replicas, ...]}`` for
+    rack-aware assignment (KIP-881). ``prefer_rack_aware`` is Kafka's test switch that makes
+    rack matching apply even when every partition has replicas on every rack.
+    ``java_order``: with equal subscriptions the sticky assignors visit members' owned
+    partitions in the iteration order of Java's ``HashMap`` (it decides which members keep
+    one partition over the quota), so the result matches Kafka's Java assignor; ``False``
+    visits them in member id order.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    ms = _as_members(members, strategy)
+    ids = [m.member_id for m in ms]
+    if len(set(ids)) != len(ids):
+        raise ValueError("duplicate member ids")
+    order = _member_order(ms, strategy)
+    ms = [ms[i] for i in order]
+
+    # topics: every subscribed topic, in Java String order (unknown ones get 0 partitions)
+    names: Set[str] = set()
+    for m in ms:
+        names.update(m.topics)
+    topics = sorted(names, key=java_string_key)
+    tid = {t: i for i, t in enumerate(topics)}
+    counts = np.zeros(len(topics), dtype=np.int32)
+    for t, i in tid.items():
+        n = partitions_per_topic.get(t)
+        if n is not None:
+            if n < 0:
+                raise ValueError(f"topic {t!r}: negative partition count")
+            counts[i] = n
+    base = np.zeros(len(topics) + 1, dtype=np.int64)
+    np.cumsum(counts, out=base[1:])
+
+    sub_off = np.zeros(len(ms) + 1, dtype=np.int64)
+    sub_topic: List[int] = []
+    own_off = np.zeros(len(ms) + 1, dtype=np.int64)
+    own_t: List[int] = []
+    own_p: List[int] = []
+    gens = np.full(len(ms), -1, dtype=np.int32)
+    racks: Dict[str, int] = {}
+    mrack = np.full(len(ms), -1, dtype=np.int32)
+    tget = tid.get
+    tgi = tid.__getitem__
+    for i, m in enumerate(ms):
+        sub_topic.extend(map(tgi, m.topics))
+        sub_off[i + 1] = len(sub_topic)
+        owned = m.owned_partitions
+        if owned:
+            ts, ps = zip(*owned)
+            own_t.extend(map(tget, ts, repeat(-1)))
+            own_p.extend(ps)
+        own_off[i + 1] = len(own_t)
+        if m.generation is not None:
+            gens[i] = max(-1, min(int(m.generation), 2**31 - 1))
+        if m.rack:
+            mrack[i] = racks.setdefault(m.rack, len(racks))
+
+    prack_off = prack = None
+    if partition_racks is not None and racks:
+        total = int(base[-1])
+        po = np.zeros(total + 1, dtype=np.int64)
+        pr: List[int] = []
+        for t, i in tid.items():
+            per = partition_racks.get(t)
+            if per is None:
+                continue
+            for p in range(int(counts[i])):
+                rs = per[p] if p < len(per) else ()
+                ids_ = sorted({racks.setdefault(r, len(racks)) for r in rs if r})
+                po[base[i] + p + 1] = len(ids_)
+                pr.extend(ids_)
+        np.cumsum(po, out=po)
+        prack_off, prack = po, np.asarray(pr, dtype=np.int32)
+
+    visit = None
+    if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
+        visit = np.asarray(java_hashmap_order([m.member_id for m in ms]), dtype=np.int32)
+    owner, target, stats = assign_arrays(
+        strategy, len(ms), counts, sub_off, np.asarray(sub_topic, dtype=np.int32),
+        own_off, np.asarray(own_t, dtype=np.int32), np.asarray(own_p, dtype=np.int32),
+        gens, mrack if racks else None, len(racks), prack_off, prack, prefer_rack_aware, visit)
+    return AssignmentResult(strategy, [m.member_id for m in ms], topics, base, owner, target,
+                            [list(m.owned_partitions) for m in ms], stats)
+
+
+def assign_arrays(strategy: str, n_members: int, part_count: Any, sub_off: Any, sub_topic: Any,
+                  own_off: Any = None, own_topic: Any = None, own_part: Any = None,
+                  generation: Any = None, member_rack: Any = None, n_racks: int = 0,
+                  prack_off: Any = None, prack: Any = None,
+                  prefer_rack_aware: bool = False,
+                  visit_order: Any = None) -> Tuple[np.ndarray, np.ndarray, Dict[str, Any]]:
+    """The array-level entry point (ids already interned; see ``csrc/kc_assign.h``)."""
+    from kcodec import _assign
+    return _assign.assign(strategy, n_members, part_count, sub_off, sub_topic, own_off, own_topic,
+                          own_part, generation, member_rack, n_racks, prack_off, prack, prefer_rack_aware,
+                          visit_order)
+
+
+# ------------------------------------------------------------------ KIP-429 bookkeeping
+
+class CooperativeAssignmentError(KcodecError):
+    """An assignment hands a partition to a member in the same round another revokes it."""
+
+
+@dataclass
+class MemberChanges:
+    """What a member does with a new assignment (``ConsumerCoordinator.onJoinComplete``)."""
+    revoked: List[TopicPartition] = field(default_factory=list)   # onPartitionsRevoked
+    added: List[TopicPartition] = field(default_factory=list)     # onPartitionsAssigned
+    lost: List[TopicPartition] = field(default_factory=list)      # onPartitionsLost
+    rejoin: bool = False    # cooperative: it revoked something, so it must rejoin
+
+
+def member_changes(owned: Iterable[Tuple[str, int]], assigned: Iterable[Tuple[str, int]],
+                   protocol: RebalanceProtocol = RebalanceProtocol.COOPERATIVE, *,
+                   generation_lost: bool = False) -> MemberChanges:
+    """Revoked / added / lost partitions for one member.
+
+    Cooperative: revoked = owned - assigned (then rejoin if any), added = assigned - owned.
+    Eager: everything owned was revoked before joining, everything assigned is added.
+    A member that lost its generation (fenced, UNKNOWN_MEMBER_ID) loses all it owned.
+    """
+    own = sorted({TopicPartition(t, p) for t, p in owned})
+    asg = sorted({TopicPartition(t, p) for t, p in assigned})
+    if generation_lost:
+        return MemberChanges(lost=own, added=asg)
+    if protocol == RebalanceProtocol.EAGER:
+        return MemberChanges(revoked=own, added=asg)
+    so, sa = set(own), set(asg)
+    revoked = [tp for tp in own if tp not in sa]
+    return MemberChanges(revoked=revoked, added=[tp for tp in asg if tp not in so], rejoin=bool(revoked))
+
+
+def validate_cooperative_assignment(owned: Mapping[str, Iterable[Tuple[str, int]]],
+                                    assigned: Mapping[str, Iterable[Tuple[str, int]]]) -> None:
+    """The leader's check (``validateCooperativeAssignment``): no partition may be added to
+    one member while revoked from another in the same round. Raises
+    :class:`CooperativeAssignmentError` naming the offending partitions."""
+    added: Set[TopicPartition] = set()
+    revoked: Set[TopicPartition] = set()
+    for m in set(owned) | set(assigned):
+        o = {TopicPartition(t, p) for t, p in owned.get(m, ())}
+        a = {TopicPartition(t, p) for t, p in assigned.get(m, ())}
+        added |= a - o
+        revoked |= o - a
+    bad = added & revoked
+    if bad:
+        raise CooperativeAssignmentError(
+            "assignor supporting the COOPERATIVE protocol violates its requirements: "
+            f"{sorted(bad)[:10]} added to one member while revoked from another")

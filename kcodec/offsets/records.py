@@ -1,0 +1,317 @@
+"""Decode ``__consumer_offsets`` records (KIP-915 semantics).
+
+A record's key is ``int16 record type`` + the key struct (version 0); its value is
+``int16 value version`` + the value struct, or null (a tombstone: delete the key).
+The record type selects the key/value schema (the ``apiKey`` of the 4.1.1
+``coordinator-key``/``coordinator-value`` specs of the group coordinator).
+
+Forward compatibility, as Kafka's coordinator behaves since KIP-915:
+
+* an unknown record type is returned as an explicit unknown record
+  (:attr:`OffsetsRecord.unknown`, with the type id and the raw bytes), never raised;
+* a value version newer than the newest known one is decoded with the newest known
+  layout and flagged (:attr:`OffsetsRecord.newer_than_known`);
+* unknown tagged fields are kept (``"_unknown_tagged_fields"`` in the value dicts).
+
+The subscription/assignment bytes of classic group members
+(``GroupMetadataValue.members[].subscription/assignment``) are decoded for protocol type
+``consumer`` (consumer protocol: int16 version prefix, then the body at
+``min(prefix, 3)``, trailing bytes ignored, as Kafka's ``ConsumerProtocol`` does).
+Other protocol types stay bytes until a decoder is registered with
+:func:`register_protocol_decoder`.
+
+Record type 0 is the offset-commit key written by Kafka 0.8.2 (same layout as type 1);
+its values are read with ``LegacyOffsetCommitValue`` at version 0 and with
+``OffsetCommitValue`` at versions 1-4, as Kafka's pre-4.0 loader read them by value version.
+"""
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+
+import kcodec
+from kcodec.errors import DecodeError, KcodecError, UnknownMessageError
+
+__all__ = [
+    "OffsetsRecord", "Embedded", "decode_key", "decode_record", "record_types",
+    "register_protocol_decoder", "protocol_decoder", "to_json", "unknown_tagged_fields",
+    "UNKNOWN_TAGS_KEY",
+]
+
+UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
+_FOLDER = "group-coordinator"
+
+
+class Embedded(NamedTuple):
+    """A decoded embedded protocol payload (a classic member's subscription/assignment)."""
+    schema: Optional[str]      # e.g. "ConsumerProtocolSubscription"
+    version: Optional[int]     # the int16 version prefix
+    parsed_version: Optional[int]  # the schema version it was parsed with
+    value: Optional[Dict[str, Any]]
+    trailing: bytes            # bytes after the body (ignored, as Kafka does)
+    error: Optional[str]       # why it could not be decoded (then value is None)
+
+
+class OffsetsRecord(NamedTuple):
+    """One decoded ``__consumer_offsets`` record."""
+    record_type: int                 # the key's int16 prefix
+    type_name: Optional[str]         # "OffsetCommit", "GroupMetadata", ... (None: unknown)
+    key: Optional[Dict[str, Any]]    # decoded key struct (None: unknown type / undecodable)
+    value_version: Optional[int]     # None for a tombstone
+    value: Optional[Dict[str, Any]]  # None for a tombstone, an unknown type, or an error
+    tombstone: bool
+    unknown: bool                    # KIP-915: record type this coordinator does not know
+    newer_than_known: bool           # value version above the newest known one
+    key_bytes: bytes
+    value_bytes: Optional[bytes]
+    members: Optional[List[Dict[str, Embedded]]]   # GroupMetadataValue: decoded member
+                                                  # "subscription"/"assignment"
+    error: Optional[str]             # decoding failed (reported, not raised)
+
+    @property
+    def group_id(self) -> Optional[str]:
+        """The group the record belongs to (every group-coordinator key starts with it)."""
+        if not self.key:
+            return None
+        return self.key.get("group", self.key.get("groupId"))
+
+
+# --------------------------------------------------------------------------- schemas
+
+class _TypeInfo(NamedTuple):
+    name: str          # record type name without Key/Value
+    key: str
+    value: str
+    value_max: int
+
+
+_TYPES: Optional[Dict[int, _TypeInfo]] = None
+
+
+def record_types() -> Dict[int, _TypeInfo]:
+    """Record type id -> schemas, from the group coordinator's 4.1.1 specs."""
+    global _TYPES
+    if _TYPES is None:
+        out: Dict[int, _TypeInfo] = {}
+        for s in kcodec.specs():
+            if s.folder != _FOLDER or s.type != "coordinator-key":
+                continue
+            try:
+                v = kcodec.spec_for_record_type(s.api_key, "value", _FOLDER)
+            except UnknownMessageError:
+                continue
+            name = s.name[:-3] if s.name.endswith("Key") else s.name
+            out[int(s.api_key)] = _TypeInfo(name, s.name, v.name, v.valid_versions.highest)
+        _TYPES = out
+    return _TYPES
+
+
+def _value_schema(rtype: int, info: _TypeInfo, version: int) -> str:
+    # Type 0 (0.8.2 offset key): versions past the legacy value are OffsetCommitValue.
+    if rtype == 0 and version > info.value_max and 1 in record_types():
+        oc = record_types()[1]
+        if version <= oc.value_max:
+            return oc.value
+    return info.value
+
+
+# --------------------------------------------------------------------------- embedded protocols
+
+class ProtocolDecoder(NamedTuple):
+    """Decoders of one classic protocol type's member metadata (bytes -> Embedded)."""
+    subscription: Callable[[bytes], Embedded]
+    assignment: Callable[[bytes], Embedded]
+
+
+def _consumer_protocol(schema: str) -> Callable[[bytes], Embedded]:
+    def dec(data: bytes) -> Embedded:
+        if data is None:
+            return Embedded(schema, None, None, None, b"", "null bytes")
+        if len(data) < 2:
+            return Embedded(schema, None, None, None, b"",
+                            "Buffer underflow while parsing consumer protocol's header")
+        (ver,) = struct.unpack_from(">h", data)
+        if ver < 0:
+            return Embedded(schema, ver, None, None, b"", f"Unsupported version: {ver}")
+        pv = min(ver, kcodec.spec(schema).valid_versions.highest)
+        try:
+            d = kcodec.read(schema, memoryview(data)[2:], pv, trailing="allow")
+        except KcodecError as e:
+            return Embedded(schema, ver, pv, None, b"", str(e))
+        return Embedded(schema, ver, pv, d.value, d.trailing, None)
+    return dec
+
+
+_PROTOCOLS: Dict[str, ProtocolDecoder] = {
+    "consumer": ProtocolDecoder(_consumer_protocol("ConsumerProtocolSubscription"),
+                                _consumer_protocol("ConsumerProtocolAssignment")),
+}
+
+
+def register_protocol_decoder(protocol_type: str, subscription: Callable[[bytes], Embedded],
+                              assignment: Callable[[bytes], Embedded]) -> None:
+    """Register decoders for the member metadata of classic protocol type ``protocol_type``
+    (e.g. ``"connect"``).  They take the raw bytes and return an :class:`Embedded`."""
+    _PROTOCOLS[protocol_type] = ProtocolDecoder(subscription, assignment)
+
+
+def protocol_decoder(protocol_type: Optional[str]) -> Optional[ProtocolDecoder]:
+    """The registered decoder of a protocol type, if any."""
+    return _PROTOCOLS.get(protocol_type or "")
+
+
+def _decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]:
+    dec = _PROTOCOLS.get(value.get("protocolType") or "")
+    if dec is None:
+        return None
+    out = []
+    for m in value.get("members") or []:
+        out.append({"subscription": dec.subscription(m.get("subscription")),
+                    "assignment": dec.assignment(m.get("assignment"))})
+    return out
+
+
+# --------------------------------------------------------------------------- decoding
+
+def decode_key(key: bytes) -> Tuple[int, Optional[_TypeInfo], Optional[Dict[str, Any]]]:
+    """``(record_type, type info or None if unknown, key dict or None if unknown)``.
+
+    Raises :class:`DecodeError` when the key is too short to hold a record type or its
+    body does not decode.
+    """
+    if key is None or len(key) < 2:
+        raise DecodeError("Could not read version from key's buffer", path="key", offset=0)
+    (rtype,) = struct.unpack_from(">h", key)
+    info = record_types().get(rtype)
+    if info is None:
+        return rtype, None, None
+    # Keys are written at version 0 of their spec; trailing bytes are an error.
+    return rtype, info, kcodec.decode(info.key, memoryview(key)[2:], 0)
+
+
+def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") -> OffsetsRecord:
+    """Decode one ``__consumer_offsets`` key/value pair (value None = tombstone).
+
+    ``key``/``value`` are the record's bytes as a Kafka consumer (or Spark's Kafka
+    source) delivers them.  Unknown record types never raise.  Malformed bytes raise
+    :class:`DecodeError` with ``errors="raise"``; with ``errors="report"`` the record
+    comes back with :attr:`OffsetsRecord.error` set.
+    """
+    key = bytes(key) if key is not None else key
+    value = bytes(value) if value is not None else None
+    tomb = value is None
+    try:
+        rtype, info, k = decode_key(key)
+    except DecodeError as e:
+        if errors == "raise":
+            raise
+        rt = struct.unpack_from(">h", key)[0] if key and len(key) >= 2 else -1
+        return OffsetsRecord(rt, None, None, None, None, tomb, False, False, key or b"", value,
+                             None, f"key: {e}")
+    if info is None:
+        vv = struct.unpack_from(">h", value)[0] if value is not None and len(value) >= 2 else None
+        return OffsetsRecord(rtype, None, None, vv, None, tomb, True, False, key, value, None, None)
+    if tomb:
+        return OffsetsRecord(rtype, info.name, k, None, None, True, False, False, key, None, None, None)
+    if len(value) < 2:  # type: ignore[arg-type]
+        err = DecodeError("Could not read version from value's buffer", message=info.value,
+                          path="value", offset=0)
+        if errors == "raise":
+            raise err
+        return OffsetsRecord(rtype, info.name, k, None, None, False, False, False, key, value, None,
+                             f"value: {err}")
+    (vv,) = struct.unpack_from(">h", value)  # type: ignore[arg-type]
+    schema = _value_schema(rtype, info, vv)
+    try:
+        if vv < 0:
+            raise DecodeError(f"negative value version {vv}", message=schema, path="value", offset=0)
+        d = kcodec.read(schema, memoryview(value)[2:], vv, newer="latest")  # type: ignore[arg-type]
+    except DecodeError as e:
+        if errors == "raise":
+            raise
+        return OffsetsRecord(rtype, info.name, k, vv, None, False, False, False, key, value, None,
+                             f"value: {e}")
+    members = _decode_members(d.value) if info.value == "GroupMetadataValue" else None
+    return OffsetsRecord(rtype, info.name, k, vv, d.value, False, False, d.newer_than_known, key,
+                         value, members, None)
+
+
+# --------------------------------------------------------------------------- JSON
+
+def _b64(b: Optional[bytes]) -> Optional[str]:
+    return None if b is None else base64.b64encode(b).decode("ascii")
+
+
+def unknown_tagged_fields(value: Any, path: str = "") -> List[Tuple[str, int, bytes]]:
+    """Every unknown tagged field in a decoded value: ``(path, tag, payload)``."""
+    out: List[Tuple[str, int, bytes]] = []
+    if isinstance(value, dict):
+        for tag, data in value.get(UNKNOWN_TAGS_KEY) or []:
+            out.append((path, int(tag), bytes(data)))
+        for k, v in value.items():
+            if k != UNKNOWN_TAGS_KEY and isinstance(v, (dict, list)):
+                out += unknown_tagged_fields(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, (dict, list)):
+                out += unknown_tagged_fields(v, f"{path}[{i}]")
+    return out
+
+
+def _embedded_json(e: Embedded, raw: Optional[bytes]) -> Any:
+    if e.value is None or e.schema is None:
+        return _b64(raw)   # as kafka-dump-log: keep the bytes when they do not decode
+    return kcodec.to_kafka_json(e.schema, e.value, e.parsed_version)  # type: ignore[arg-type]
+
+
+def to_json(rec: OffsetsRecord) -> Dict[str, Any]:
+    """The record as kafka-dump-log's offsets decoder shows it (``key``: ``{"type", "data"}``,
+    ``payload``: ``{"version", "data"}`` or None for a tombstone; Kafka's JSON conventions)
+    plus what it leaves out: ``type_name``, ``unknown``, ``newer_than_known``,
+    ``unknown_tagged_fields`` and ``error``."""
+    out: Dict[str, Any] = {"type_name": rec.type_name}
+    if rec.key is not None and rec.type_name is not None:
+        info = record_types()[rec.record_type]
+        out["key"] = {"type": str(rec.record_type), "data": kcodec.to_kafka_json(info.key, rec.key, 0)}
+    else:
+        out["key"] = {"type": str(rec.record_type), "raw": _b64(rec.key_bytes)}
+    if rec.tombstone:
+        out["payload"] = None
+    elif rec.value is not None:
+        schema = _value_schema(rec.record_type, record_types()[rec.record_type], rec.value_version)  # type: ignore[arg-type]
+        data = kcodec.to_kafka_json(schema, rec.value, rec.value_version)  # type: ignore[arg-type]
+        if rec.members is not None:
+            for m, emb, raw in zip(data.get("members") or [], rec.members, rec.value.get("members") or []):
+                m["subscription"] = _embedded_json(emb["subscription"], raw.get("subscription"))
+                m["assignment"] = _embedded_json(emb["assignment"], raw.get("assignment"))
+        out["payload"] = {"version": str(rec.value_version), "data": data}
+        utf = unknown_tagged_fields(rec.value)
+        if utf:
+            out["unknown_tagged_fields"] = [{"path": p, "tag": t, "data": _b64(d)} for p, t, d in utf]
+    else:
+        out["payload"] = {"version": None if rec.value_version is None else str(rec.value_version),
+                          "raw": _b64(rec.value_bytes)}
+    if rec.unknown:
+        out["unknown"] = True
+    if rec.newer_than_known:
+        out["newer_than_known"] = True
+    if rec.error:
+        out["error"] = rec.error
+    return out
+
+
+def iter_decoded(source: Any, **kwargs: Any) -> Iterator[Tuple[Any, Any, Optional[OffsetsRecord]]]:
+    """``(batch, record, decoded)`` for every record of a log (see :mod:`kcodec.records`);
+    ``decoded`` is None for control records.  Corrupt batches come with their error and
+    the records that could be read; undecodable records carry ``error``."""
+    from kcodec import records as _recs
+    for batch in _recs.iter_batches(source, **kwargs):
+        if not batch.records:
+            yield batch, None, None
+            continue
+        for rec in batch.records:
+            if batch.is_control:
+                yield batch, rec, None
+            else:
+                yield batch, rec, decode_record(rec.key, rec.value, errors="report")  # type: ignore[arg-type]
