@@ -46,6 +46,7 @@ for pyx in sorted(glob.glob("kcodec/_*.pyx")):
         Extension(
             mod,
             sources=[pyx],
+            depends=CSRC + sorted(glob.glob("csrc/*.h")),
             include_dirs=["csrc"],
             extra_compile_args=cflags,
             extra_link_args=ldflags,

@@ -12,8 +12,11 @@
  * (topics with fewest subscribers first), then move units from a member to another
  * subscriber of the same topic while their sizes differ by 2 or more. That ends exactly in
  * Kafka's definition of balanced (no member could take a partition from one with at least
- * two more), and only moves what balance needs. Counts are turned into partitions at the
- * end, keeping owned partitions in place and preferring previous owners and racks.
+ * two more), and only moves what balance needs: units handed out this round move first,
+ * directly or along a chain of members found by breadth-first search, and an owned
+ * partition is revoked only when no such chain exists (this is what keeps cooperative
+ * rebalances to two rounds). Counts are turned into partitions at the end, keeping owned
+ * partitions in place and preferring previous owners and racks.
  *
  * Cooperative: every partition that goes to a member other than its (winning) previous
  * owner, or that was claimed twice, is held back this round (KIP-429).
@@ -486,6 +489,7 @@ out:
 typedef struct {
     int32_t *keep, *tg;    /* [nsub] per (topic, subscriber) entry */
     int64_t *load;         /* [M] */
+    uint64_t *scratch;     /* [max subscribers of a topic] */
 } gstate;
 
 /* Give u more units of topic t to its least loaded subscribers (ties: member order). */
@@ -523,33 +527,42 @@ static void water_fill(const kc_ctx *cx, gstate *G, int32_t t, int64_t u)
         }
     }
     int64_t rem = u - used;
-    for (int32_t e = lo; e < hi && rem > 0; e++) {
-        int32_t m = cx->tsub_mem[e];
-        if (G->load[m] == L) {
-            G->tg[e]++;
-            G->load[m]++;
-            rem--;
-        }
+    if (rem <= 0)
+        return;
+    /* the last units go to members at the level with the fewest subscriptions first (they
+       have the fewest other ways to be balanced), then in member order */
+    int64_t n = 0;
+    for (int32_t e = lo; e < hi; e++)
+        if (G->load[cx->tsub_mem[e]] == L)
+            G->scratch[n++] = ((uint64_t)(cx->msub_off[cx->tsub_mem[e] + 1] - cx->msub_off[cx->tsub_mem[e]]) << 32)
+                              | (uint32_t)e;
+    kc_sort_u64(G->scratch, n);
+    for (int64_t i = 0; i < n && rem > 0; i++, rem--) {
+        int32_t e = (int32_t)(G->scratch[i] & 0xffffffffu);
+        G->tg[e]++;
+        G->load[cx->tsub_mem[e]]++;
     }
 }
 
 /* Search from the light member x for a chain of members, each able to hand the previous one
-   a partition it got this round (not one it owned), ending at a member with 2+ more than x.
-   Shifting one unit along the chain balances without revoking anything. */
+   a partition it got this round (not one it owned), ending at a member with `slack` or more
+   partitions than x. Shifting one unit along the chain balances without revoking anything
+   (slack 2 improves balance; slack 1 is a sideways shift that lets x take a unit instead of
+   an owner giving one up). */
 typedef struct {
     int32_t *vis_m, *vis_t, *par, *pe_v, *pe_u, *queue;
     int32_t stamp;
     int64_t budget;        /* entries the searches may still scan */
 } bfs_state;
 
-static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x)
+static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int32_t slack)
 {
     if (B->budget <= 0)
         return 0;
     int32_t id = ++B->stamp, qh = 0, qt = 0;
     B->queue[qt++] = x;
     B->vis_m[x] = id;
-    int64_t want = G->load[x] + 2;
+    int64_t want = G->load[x] + slack;
     while (qh < qt) {
         int32_t u = B->queue[qh++];
         for (int64_t k = cx->msub_off[u]; k < cx->msub_off[u + 1]; k++) {
@@ -583,6 +596,65 @@ static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x)
     return 0;
 }
 
+/* The mirror search: from the heavy member y, hand a partition it got this round to a
+   subscriber, which may pass one it got this round on, and so on, ending at a member with
+   at most load(y) - slack partitions. */
+static int subscribes(const kc_ctx *cx, int32_t t, int32_t m)
+{
+    int32_t a = cx->tsub_off[t], b = cx->tsub_off[t + 1];
+    while (a < b) {
+        int32_t mid = a + (b - a) / 2;
+        if (cx->tsub_mem[mid] < m)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < cx->tsub_off[t + 1] && cx->tsub_mem[a] == m;
+}
+
+static int push_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t y, int32_t slack, int32_t avoid_t)
+{
+    if (B->budget <= 0)
+        return 0;
+    int32_t id = ++B->stamp, qh = 0, qt = 0;
+    B->queue[qt++] = y;
+    B->vis_m[y] = id;
+    int64_t want = G->load[y] - slack;
+    while (qh < qt) {
+        int32_t u = B->queue[qh++];
+        for (int64_t k = cx->msub_off[u]; k < cx->msub_off[u + 1]; k++) {
+            int32_t t = cx->msub_topic[k], eu = cx->msub_ent[k];
+            if (G->tg[eu] <= G->keep[eu] || B->vis_t[t] == id)
+                continue;
+            B->vis_t[t] = id;
+            int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
+            B->budget -= hi - lo;
+            for (int32_t e = lo; e < hi; e++) {
+                int32_t v = cx->tsub_mem[e];
+                if (B->vis_m[v] == id)
+                    continue;
+                B->vis_m[v] = id;
+                B->par[v] = u;
+                B->pe_v[v] = e;
+                B->pe_u[v] = eu;
+                /* a sideways push must not land on another subscriber of the topic out of
+                   balance, or the imbalance only moves around */
+                if (G->load[v] <= want && (avoid_t < 0 || !subscribes(cx, avoid_t, v))) {
+                    for (int32_t w = v; w != y; w = B->par[w]) {
+                        G->tg[B->pe_v[w]]++;
+                        G->tg[B->pe_u[w]]--;
+                    }
+                    G->load[v]++;
+                    G->load[y]--;
+                    return 1;
+                }
+                B->queue[qt++] = v;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Move units until no subscriber of a topic has 2+ fewer than a holder of it (Kafka's
    definition of balanced). Units given this round move first (directly or along a chain);
    owned ones only when nothing else can restore balance. */
@@ -602,6 +674,7 @@ static int balance_general(const kc_ctx *cx, gstate *G, const uint64_t *tkeys, i
         goto out;
     }
     B.budget = 64 * cx->nsub + (1 << 22);
+    int64_t sideways = cx->M;   /* sideways shifts do not improve balance: bounded */
     for (int changed = 1; changed;) {
         changed = 0;
         for (int32_t i = 0; i < nt; i++) {
@@ -636,7 +709,13 @@ static int balance_general(const kc_ctx *cx, gstate *G, const uint64_t *tkeys, i
                     k = (mxn - mnl) / 2;
                     if (k > G->tg[ey] - G->keep[ey])
                         k = G->tg[ey] - G->keep[ey];
-                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_])) {
+                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_], 2)
+                           || push_move(cx, G, &B, cx->tsub_mem[ey], 2, -1)) {
+                    *moves += 1;
+                    continue;
+                } else if (sideways > 0 && (chain_move(cx, G, &B, cx->tsub_mem[ex_], 1)
+                                            || push_move(cx, G, &B, cx->tsub_mem[ey], 1, t))) {
+                    sideways--;
                     *moves += 1;
                     continue;
                 } else {
@@ -672,6 +751,7 @@ static int general(sticky *s, kc_assign_stats *st)
     G.keep = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
     G.tg = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
     G.load = (int64_t *)calloc((size_t)M + 1, sizeof(int64_t));
+    G.scratch = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)M + 1));
     int32_t *eot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     int32_t *tstamp = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     uint64_t *tkeys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)T + 1));
@@ -681,7 +761,7 @@ static int general(sticky *s, kc_assign_stats *st)
     int32_t *roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
     int32_t *rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
     int32_t *rmem = NULL;
-    if (!G.keep || !G.tg || !G.load || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
+    if (!G.keep || !G.tg || !G.load || !G.scratch || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
     }
@@ -847,6 +927,7 @@ out:
     free(G.keep);
     free(G.tg);
     free(G.load);
+    free(G.scratch);
     free(eot);
     free(tstamp);
     free(tkeys);

@@ -1091,17 +1091,23 @@ int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets
     kc_column **fcol = (kc_column **)calloc((size_t)nf + (size_t)ntag + 1, sizeof(kc_column *));
     size_t *tpos = (size_t *)malloc(((size_t)ntag + 1) * sizeof(size_t));
     kc_column **tcol;
+    kc_column **var = (kc_column **)malloc(((size_t)n_cols + 1) * sizeof(kc_column *));
+    int n_var = 0;          /* var: the variable-length columns */
     kc_error err;
     kc_dec d;
     int rc = KC_OK;
 
-    if (!tape || !fcol || !tpos) {
+    if (!tape || !fcol || !tpos || !var) {
         free(tape);
         free(fcol);
         free(tpos);
+        free(var);
         return KC_E_NOMEM;
     }
     tcol = fcol + nf;
+    for (int c = 0; c < n_cols; c++)
+        if (cols[c].offsets || cols[c].offsets32)
+            var[n_var++] = &cols[c];
     for (int c = 0; c < n_cols; c++) {
         int32_t f = cols[c].field;
         if (f >= 0 && f < nf)
@@ -1128,9 +1134,8 @@ int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets
             a = (size_t)(uint32_t)((const int32_t *)offsets)[r];
             b = (size_t)(uint32_t)((const int32_t *)offsets)[r + 1];
         }
-        for (int c = 0; c < n_cols; c++)
-            if (cols[c].offsets || cols[c].offsets32)
-                col_set_off(&cols[c], r + 1, cols[c].data_len);
+        for (int v = 0; v < n_var; v++)
+            col_set_off(var[v], r + 1, var[v]->data_len);
         if (KC_UNLIKELY(b < a || b - a > 0xfffffffeu)) {
             st = KC_E_TOO_BIG;
             err.offset = 0;
@@ -1256,8 +1261,7 @@ int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets
                     goto done;
             }
         }
-        status[r] = KC_OK;
-        err_off[r] = 0;
+        status[r] = KC_OK;      /* err_off is only written for failed rows */
         continue;
     row_error:
         status[r] = st;
@@ -1268,5 +1272,6 @@ done:
     free(tape);
     free(fcol);
     free(tpos);
+    free(var);
     return rc;
 }

@@ -1,4 +1,4 @@
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -22,3 +22,5 @@ def assign(
     prefer_rack_aware: bool = ...,
     visit_order: Optional[npt.ArrayLike] = ...,
 ) -> Tuple[np.ndarray, np.ndarray, Dict[str, Any]]: ...
+
+def intern_pairs(lists: List[Any], index: Dict[Any, int], pairs: bool) -> Tuple[np.ndarray, ...]: ...

@@ -149,3 +149,39 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
         "transferring": stats.transferring,
         "balance_moves": stats.balance_moves,
     }
+
+
+def intern_pairs(list lists, dict index, bint pairs):
+    """Flatten per-member lists into CSR arrays of interned ids.
+
+    ``pairs=False``: each list holds names -> ``(off, ids)`` (names must be in ``index``).
+    ``pairs=True``: each list holds (name, int) pairs -> ``(off, ids, ints)``; unknown names
+    map to -1, and ints outside int32 to -1 (the C side ignores such claims).
+    """
+    cdef Py_ssize_t m = len(lists), n = 0, i, k = 0
+    cdef long long pv
+    for lst in lists:
+        n += len(lst)
+    off_arr = np.zeros(m + 1, dtype=np.int64)
+    ids_arr = np.empty(n + 1, dtype=np.int32)
+    ints_arr = np.empty(n + 1, dtype=np.int32)
+    cdef int64_t[::1] off = off_arr
+    cdef int32_t[::1] ids = ids_arr
+    cdef int32_t[::1] ints = ints_arr
+    for i in range(m):
+        for item in lists[i]:
+            if pairs:
+                t = index.get(item[0])
+                ids[k] = -1 if t is None else <int32_t>t
+                try:
+                    pv = item[1]
+                    ints[k] = <int32_t>pv if -2147483648 <= pv <= 2147483647 else -1
+                except (OverflowError, TypeError):
+                    ints[k] = -1
+            else:
+                ids[k] = <int32_t>index[item]
+            k += 1
+        off[i + 1] = k
+    if pairs:
+        return off_arr, ids_arr[:k], ints_arr[:k]
+    return off_arr, ids_arr[:k]

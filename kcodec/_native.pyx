@@ -21,6 +21,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 from libc.stdlib cimport free, malloc, realloc, calloc
 from libc.string cimport memcpy, memset
 
+import gc as _gc
 import uuid as _uuid_mod
 
 from ._program import _copy_default
@@ -1083,6 +1084,8 @@ def decode_bulk(prog, values):
                     cols[c].values = <void *>_addr(arr)
                     out_arrays.append([arr, validity, dbytes])
                 else:
+                    # the data can't outgrow the input (plus defaults): int32 offsets when
+                    # that fits, as pyarrow.string()/binary() want
                     cap = total + (n * len(dbytes) if dbytes is not None else 0) + 1
                     if cap < 0x7fffffff and _pa is not None:
                         offsets = _np.empty(n + 1, dtype=_np.int32)
@@ -1090,17 +1093,25 @@ def decode_bulk(prog, values):
                     else:
                         offsets = _np.empty(n + 1, dtype=_np.int64)
                         cols[c].offsets = <int64_t *>_addr(offsets)
-                    dbuf = _np.empty(cap, dtype=_np.uint8)
-                    cols[c].data = <uint8_t *>_addr(dbuf)
-                    cols[c].data_cap = cap
-                    cols[c].growable = 0
-                    out_arrays.append([offsets, dbuf, validity, dbytes])
+                    cols[c].data = NULL         # grown by the C kernel (realloc), copied out below
+                    cols[c].data_cap = 0
+                    cols[c].growable = 1
+                    out_arrays.append([offsets, None, validity, dbytes])
         with nogil:
             rc = kc_decode_bulk(P.code, data, offs, off64, n, cols, ncols, status, erroff)
         if rc != KC_OK:
             raise MemoryError(f"bulk decode failed ({rc})")
         data_lens = [cols[c].data_len for c in range(ncols)]
+        for c in range(ncols):
+            if cols[c].growable:
+                if cols[c].data_len:
+                    raw = PyBytes_FromStringAndSize(<const char *>cols[c].data, cols[c].data_len)
+                else:
+                    raw = b"\0"
+                out_arrays[c][1] = _np.frombuffer(raw, dtype=_np.uint8)
     finally:
+        for c in range(ncols):
+            free(cols[c].data)
         free(cols)
 
     status_arr = status_arr[:n]
@@ -1136,8 +1147,15 @@ def decode_bulk(prog, values):
         result[k] = _finish_var(typ, n, parts, validity, data_lens[c])
     if nested:
         okc = _np.ascontiguousarray(ok, dtype=_np.uint8)
-        ncols_l = _nested_columns(P, data, offs, off64, n, <const uint8_t *>_addr(okc) if n else NULL,
-                                  [plans[k][0] for k in nested])
+        # many long-lived, acyclic containers: keep the cyclic GC from rescanning them
+        gc_was = _gc.isenabled()
+        _gc.disable()
+        try:
+            ncols_l = _nested_columns(P, data, offs, off64, n, <const uint8_t *>_addr(okc) if n else NULL,
+                                      [plans[k][0] for k in nested])
+        finally:
+            if gc_was:
+                _gc.enable()
         for c, k in enumerate(nested):
             result[k] = ncols_l[c]
     # the nested/row order of keys follows the schema

@@ -25,11 +25,10 @@ reading goes on with the next readable batch.  ``errors="raise"`` raises
 """
 from __future__ import annotations
 
-import io
 import os
 import re
 import struct
-from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional,
+from typing import (Any, BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional,
                     Sequence, Tuple, Union)
 
 import numpy as np
@@ -600,7 +599,10 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
     inflated: Dict[int, Tuple[bytes, np.ndarray]] = {}
     errors: Dict[int, BatchError] = {}
     mv = memoryview(data).cast("B") if len(batches) else None
-    for i in range(len(batches)):
+    # Only batches needing attention (compressed or not clean) cost Python time.
+    todo: List[int] = (np.flatnonzero((batches["status"] != 0) | (batches["crc_ok"] == 0)).tolist()
+                       if len(batches) else [])
+    for i in todo:
         b = batches[i]
         st = int(b["status"])
         if st == 1:

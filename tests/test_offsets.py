@@ -8,7 +8,7 @@ import json
 import os
 import re
 import struct
-from collections import defaultdict
+
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ from kcodec.offsets import downgrade
 from kcodec.offsets.records import (Embedded, decode_record, iter_decoded, protocol_decoder,
                                     record_types, register_protocol_decoder, to_json,
                                     unknown_tagged_fields)
-from kcodec.offsets.state import Folder, fold, fold_consumer_records, fold_log
+from kcodec.offsets.state import Folder, fold_consumer_records, fold_log
 
 from ._shared import fixtures_dir, read_jsonl, require, vectors_dir
 
@@ -595,3 +595,15 @@ def test_offset_columns_match_generic_decoder():
         v = dec.value
         assert (off, m, cts) == (v["offset"], v["metadata"], v["commitTimestamp"])
         assert le == v.get("leaderEpoch", -1) and ets == v.get("expireTimestamp", -1)
+
+
+@pytest.mark.parametrize("to", ["2.0", "3.4", "3.9", "4.0", "4.1"])
+def test_downgrade_columns_equals_records(to):
+    from kcodec.offsets.columns import iter_offset_columns
+    log = _synthetic_log(0, 120) + KR.encode_batch(
+        [(b"\x00\x63\x00\x01g", b"\x00\x00"), _key_val()], base_offset=10**6)
+    for src in (log, require(SEGMENTS)):
+        a = downgrade.check(iter_decoded(src), to)
+        b = downgrade.check_columns(iter_offset_columns(src), to)
+        view = lambda r: (r.records, sorted((repr(k), f.count) for k, f in r.findings.items()))  # noqa: E731
+        assert view(a) == view(b)

@@ -4,7 +4,6 @@ compression, truncation), which must be reported with file + position, never dro
 from __future__ import annotations
 
 import io
-import json
 import os
 import random
 import struct

@@ -27,7 +27,6 @@ def test_twin_is_active():
 def test_twin_matches_c_scanner():
     if not KR.NATIVE_RECORDS:
         pytest.skip("C extension not built")
-    import numpy as np
     from kcodec import _records as C
     data = b"".join(KR.encode_batch([(b"k%d" % j, b"v" * j) for j in range(j + 1)],
                                     base_offset=10 * j, base_timestamp=j) for j in range(6))

@@ -306,6 +306,21 @@ def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    # interning creates no reference cycles; a cyclic-GC pass over a million owned-partition
+    # tuples in the middle would only cost time
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _assign(strategy, members, partitions_per_topic, partition_racks, prefer_rack_aware, java_order)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
+            partitions_per_topic: Mapping[str, int],
+            partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]],
+            prefer_rack_aware: bool, java_order: bool) -> AssignmentResult:
     ms = _as_members(members, strategy)
     ids = [m.member_id for m in ms]
     if len(set(ids)) != len(ids):
@@ -329,29 +344,17 @@ def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=base[1:])
 
-    sub_off = np.zeros(len(ms) + 1, dtype=np.int64)
-    sub_topic: List[int] = []
-    own_off = np.zeros(len(ms) + 1, dtype=np.int64)
-    own_t: List[int] = []
-    own_p: List[int] = []
     gens = np.full(len(ms), -1, dtype=np.int32)
     racks: Dict[str, int] = {}
     mrack = np.full(len(ms), -1, dtype=np.int32)
-    tget = tid.get
-    tgi = tid.__getitem__
     for i, m in enumerate(ms):
-        sub_topic.extend(map(tgi, m.topics))
-        sub_off[i + 1] = len(sub_topic)
-        owned = m.owned_partitions
-        if owned:
-            ts, ps = zip(*owned)
-            own_t.extend(map(tget, ts, repeat(-1)))
-            own_p.extend(ps)
-        own_off[i + 1] = len(own_t)
         if m.generation is not None:
             gens[i] = max(-1, min(int(m.generation), 2**31 - 1))
         if m.rack:
             mrack[i] = racks.setdefault(m.rack, len(racks))
+    from kcodec import _assign
+    sub_off, sub_topic = _assign.intern_pairs([list(m.topics) for m in ms], tid, False)
+    own_off, own_t, own_p = _assign.intern_pairs([list(m.owned_partitions) for m in ms], tid, True)
 
     prack_off = prack = None
     if partition_racks is not None and racks:
@@ -374,8 +377,7 @@ def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
         visit = np.asarray(java_hashmap_order([m.member_id for m in ms]), dtype=np.int32)
     owner, target, stats = assign_arrays(
-        strategy, len(ms), counts, sub_off, np.asarray(sub_topic, dtype=np.int32),
-        own_off, np.asarray(own_t, dtype=np.int32), np.asarray(own_p, dtype=np.int32),
+        strategy, len(ms), counts, sub_off, sub_topic, own_off, own_t, own_p,
         gens, mrack if racks else None, len(racks), prack_off, prack, prefer_rack_aware, visit)
     return AssignmentResult(strategy, [m.member_id for m in ms], topics, base, owner, target,
                             [list(m.owned_partitions) for m in ms], stats)

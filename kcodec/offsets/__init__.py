@@ -15,12 +15,13 @@ from .records import (Embedded, OffsetsRecord, decode_key, decode_record, iter_d
                       unknown_tagged_fields)
 from .state import CommittedOffset, Folder, GroupState, Member, OffsetsState, fold, fold_log
 from .downgrade import DowngradeReport, check as _check
+from .columns import iter_offset_columns
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "iter_decoded", "record_types",
     "register_protocol_decoder", "protocol_decoder", "to_json", "unknown_tagged_fields",
     "CommittedOffset", "Member", "GroupState", "OffsetsState", "Folder", "fold", "fold_log",
-    "DowngradeReport", "check_downgrade",
+    "DowngradeReport", "check_downgrade", "iter_offset_columns",
 ]
 
 

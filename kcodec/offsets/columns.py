@@ -15,7 +15,7 @@ import numpy as np
 
 from kcodec import records as _KR
 from kcodec.records import _records
-from .records import OffsetsRecord, decode_record
+from .records import decode_record
 
 try:  # pyarrow is optional: strings come back as Arrow arrays when it is there
     import pyarrow as _pa

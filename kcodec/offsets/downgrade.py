@@ -221,3 +221,44 @@ def check(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], to: str) 
                                               dec.value_version, reason, 0, pos)
             f.count += 1
     return rep
+
+
+def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
+    """:func:`check` over :func:`kcodec.offsets.columns.iter_offset_columns` chunks: offset
+    commits are classified once per (key type, value version, tombstone) group, the rest
+    record by record.  Same report as :func:`check`."""
+    import struct as _struct
+    import numpy as np
+    from .records import OffsetsRecord as _OR
+    target = parse_version(to)
+    rep = DowngradeReport(to)
+
+    def note(dec: Any, count: int, pos: str) -> None:
+        for outcome, reason in classify(dec, target):
+            k = (outcome, dec.record_type, dec.value_version, reason)
+            f = rep.findings.get(k)
+            if f is None:
+                f = rep.findings[k] = Finding(outcome, dec.record_type, dec.type_name,
+                                              dec.value_version, reason, 0, pos)
+            f.count += count
+
+    for cols in chunks:
+        kind = cols["kind"]
+        offs = cols["offset"]
+        commits = np.flatnonzero(kind <= 1)
+        if len(commits):
+            kt = cols["key_type"][commits].astype(np.int64)
+            vv = np.where(kind[commits] == 1, -1, cols["value_version"][commits]).astype(np.int64)
+            combo = (kt << 20) | (vv & 0xFFFFF)
+            uniq, first, counts = np.unique(combo, return_index=True, return_counts=True)
+            for u, fi, c in zip(uniq.tolist(), first.tolist(), counts.tolist()):
+                t, v = u >> 20, u & 0xFFFFF
+                tomb = v == 0xFFFFF
+                dec = _OR(t, "OffsetCommit", {}, None if tomb else v, None if tomb else {}, tomb,
+                          False, False, _struct.pack(">h", t), None, None, None)
+                note(dec, c, f"{cols['file']}@offset {int(offs[commits[fi]])}")
+            rep.records += len(commits)
+        for i, dec in cols["other"]:
+            rep.records += 1
+            note(dec, 1, f"{cols['file']}@offset {int(offs[i])}")
+    return rep

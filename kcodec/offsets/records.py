@@ -95,7 +95,7 @@ def record_types() -> Dict[int, _TypeInfo]:
     if _TYPES is None:
         out: Dict[int, _TypeInfo] = {}
         for s in kcodec.specs():
-            if s.folder != _FOLDER or s.type != "coordinator-key":
+            if s.folder != _FOLDER or s.type != "coordinator-key" or s.api_key is None:
                 continue
             try:
                 v = kcodec.spec_for_record_type(s.api_key, "value", _FOLDER)

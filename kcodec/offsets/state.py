@@ -204,7 +204,7 @@ class Folder:
     def __init__(self, *, as_of_ms: Optional[int] = None) -> None:
         self.as_of_ms = as_of_ms
         # logical key -> (order, OffsetsRecord); order = (partition, log offset)
-        self.live: Dict[Tuple[int, bytes], Tuple[Any, OffsetsRecord, bool]] = {}
+        self.live: Dict[Tuple[Any, ...], Tuple[Any, Any, bool]] = {}
         self.pending: Dict[Tuple[Any, int], List[Tuple[Any, OffsetsRecord]]] = {}
         self.seen_groups: Set[str] = set()
         self.tombstoned_offsets: Dict[str, Set[Tuple[str, int]]] = {}
@@ -408,7 +408,7 @@ class Folder:
                     g.target_assignment_epoch = v.get("assignmentEpoch")
                     g.records[t] = v
                 elif role == "regex":
-                    g.regexes[k.get("regularExpression")] = v
+                    g.regexes[k.get("regularExpression") or ""] = v
                 elif role == "topology":
                     g.topology = v
                 elif role in ("partition_metadata", "state_partition_metadata"):
