@@ -28,6 +28,11 @@ def engine(request):
 
 
 def pytest_sessionstart(session):
+    # In CI the shared reference data must be there: without it the data-driven tests
+    # would parametrize over nothing and pass vacuously.
+    if os.environ.get("CI"):
+        from ._shared import vectors_dir
+        assert vectors_dir().exists(), f"shared data not found at {vectors_dir()} (set KCODEC_SHARED)"
     # Keep the native path honest: a test run must not silently fall back to Python.
     if not os.environ.get("KCODEC_NO_EXTENSIONS") and os.environ.get("KCODEC_REQUIRE_NATIVE"):
         assert kcodec.NATIVE, "the C extension did not import (KCODEC_REQUIRE_NATIVE is set)"
