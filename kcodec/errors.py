@@ -20,6 +20,19 @@ __all__ = [
 ]
 
 
+def _located(reason: str, message: Optional[str], version: Optional[int], path: str,
+             offset: Optional[int]) -> str:
+    """``reason (Message vN, field a.b[2], byte offset K)``: where a codec error happened."""
+    where = []
+    if message is not None:
+        where.append(f"{message} v{version}" if version is not None else message)
+    if path:
+        where.append(f"field {path}")
+    if offset is not None:
+        where.append(f"byte offset {offset}")
+    return f"{reason} ({', '.join(where)})" if where else reason
+
+
 class KcodecError(Exception):
     """Base class of every kcodec error."""
 
@@ -52,14 +65,7 @@ class DecodeError(KcodecError, ValueError):
         self.version = version
         self.path = path
         self.offset = offset
-        where = []
-        if message is not None:
-            where.append(f"{message} v{version}" if version is not None else message)
-        if path:
-            where.append(f"field {path}")
-        if offset is not None:
-            where.append(f"byte offset {offset}")
-        super().__init__(f"{reason} ({', '.join(where)})" if where else reason)
+        super().__init__(_located(reason, message, version, path, offset))
 
 
 class EncodeError(KcodecError, ValueError):
@@ -71,12 +77,7 @@ class EncodeError(KcodecError, ValueError):
         self.message = message
         self.version = version
         self.path = path
-        where = []
-        if message is not None:
-            where.append(f"{message} v{version}" if version is not None else message)
-        if path:
-            where.append(f"field {path}")
-        super().__init__(f"{reason} ({', '.join(where)})" if where else reason)
+        super().__init__(_located(reason, message, version, path, None))
 
 
 class UnsupportedVersionError(EncodeError):
