@@ -599,7 +599,8 @@ static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int3
 /* The mirror search: from the heavy member y, hand a partition it got this round to a
    subscriber, which may pass one it got this round on, and so on, ending at a member with
    at most load(y) - slack partitions. */
-static int subscribes(const kc_ctx *cx, int32_t t, int32_t m)
+/* m's entry in topic t's subscriber list, or -1 when m does not subscribe t */
+static int32_t sub_entry(const kc_ctx *cx, int32_t t, int32_t m)
 {
     int32_t a = cx->tsub_off[t], b = cx->tsub_off[t + 1];
     while (a < b) {
@@ -609,7 +610,7 @@ static int subscribes(const kc_ctx *cx, int32_t t, int32_t m)
         else
             b = mid;
     }
-    return a < cx->tsub_off[t + 1] && cx->tsub_mem[a] == m;
+    return a < cx->tsub_off[t + 1] && cx->tsub_mem[a] == m ? a : -1;
 }
 
 static int push_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t y, int32_t slack, int32_t avoid_t)
@@ -637,9 +638,11 @@ static int push_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t y, int32
                 B->par[v] = u;
                 B->pe_v[v] = e;
                 B->pe_u[v] = eu;
-                /* a sideways push must not land on another subscriber of the topic out of
-                   balance, or the imbalance only moves around */
-                if (G->load[v] <= want && (avoid_t < 0 || !subscribes(cx, avoid_t, v))) {
+                /* a sideways push must not land on another holder of the topic out of
+                   balance, or the imbalance only moves around (a subscriber holding none
+                   of it is no holder: Kafka's balance only looks at partitions held) */
+                int32_t ev = avoid_t < 0 ? -1 : sub_entry(cx, avoid_t, v);
+                if (G->load[v] <= want && (ev < 0 || G->tg[ev] == 0)) {
                     for (int32_t w = v; w != y; w = B->par[w]) {
                         G->tg[B->pe_v[w]]++;
                         G->tg[B->pe_u[w]]--;

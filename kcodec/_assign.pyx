@@ -4,8 +4,23 @@
 Inputs are flat integer arrays (see ``kcodec.consumer.assignors`` for how names are
 interned); the GIL is released while the C code runs.
 """
+import gc
+
+cimport cython
 import numpy as np
-from libc.stdint cimport int32_t, int64_t
+from cpython.list cimport PyList_GET_ITEM, PyList_New
+from cpython.long cimport PyLong_CheckExact
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+
+from kcodec._native cimport (KC_F_COMPACT, KC_F_NULLABLE, KC_OK, KC_REF, KC_T_ARRAY, KC_T_BYTES,
+                             KC_T_INT32, KC_T_STRING, KC_T_STRUCT, kc_encode_size, kc_encode_write,
+                             kc_error, kc_program_check)
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
 
 from kcodec._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
                              kc_assign_range, kc_assign_roundrobin, kc_assign_sticky)
@@ -151,6 +166,80 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
     }
 
 
+cdef extern from *:
+    """
+    /* A 2-item instance of a tuple subclass (a NamedTuple) without calling its __new__:
+       the items are set directly, as PyTuple_New callers do. Steals nothing. */
+    static PyObject *kc_pair(PyTypeObject *tp, PyObject *a, PyObject *b) {
+        PyObject *t = tp->tp_alloc(tp, 2);
+        if (t == NULL) return NULL;
+        Py_INCREF(a); Py_INCREF(b);
+        PyTuple_SET_ITEM(t, 0, a);
+        PyTuple_SET_ITEM(t, 1, b);
+        return t;
+    }
+    """
+    object kc_pair(PyTypeObject *tp, object a, object b)
+
+
+cdef inline PyObject *_borrow_item(object item, Py_ssize_t i) except NULL:
+    # (name, int) pairs are nearly always tuples (TopicPartition); other sequences go slow
+    if PyTuple_Check(item) and PyTuple_GET_SIZE(item) == 2:
+        return PyTuple_GET_ITEM(item, i)
+    raise TypeError
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def intern_names(list lists, dict index):
+    """Flatten per-member name lists into CSR arrays of interned ids, giving names not yet
+    in ``index`` the next id (first-seen order). Returns ``(off, ids)``."""
+    cdef Py_ssize_t m = len(lists), n = 0, i, k = 0
+    cdef object last = None
+    cdef int32_t last_id = -1
+    for lst in lists:
+        n += len(lst)
+    off_arr = np.zeros(m + 1, dtype=np.int64)
+    ids_arr = np.empty(n + 1, dtype=np.int32)
+    cdef int64_t[::1] off = off_arr
+    cdef int32_t[::1] ids = ids_arr
+    cdef list cur, prev = None
+    cdef Py_ssize_t j, ln, prev_at = 0
+    for i in range(m):
+        cur = lists[i]          # TypeError unless a list
+        ln = len(cur)
+        # members usually subscribe the same topics: when this list holds the very objects
+        # of the previous one, copy its ids instead of hashing every name again
+        if prev is not None and len(prev) == ln and k + ln <= n:
+            j = 0
+            while j < ln and PyList_GET_ITEM(cur, j) == PyList_GET_ITEM(prev, j):
+                j += 1
+            if j == ln:
+                for j in range(ln):
+                    ids[k + j] = ids[prev_at + j]
+                prev_at = k
+                k += ln
+                off[i + 1] = k
+                continue
+        prev, prev_at = cur, k
+        for item in cur:
+            if k == n:
+                raise ValueError("a subscription list changed while it was read")
+            if item is not last:
+                v = index.get(item)
+                if v is None:
+                    if not isinstance(item, str):
+                        raise TypeError(f"topic names must be str, got {type(item).__name__}")
+                    v = index[item] = len(index)
+                last, last_id = item, <int32_t>v
+            ids[k] = last_id
+            k += 1
+        off[i + 1] = k
+    return off_arr, ids_arr[:k]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def intern_pairs(list lists, dict index, bint pairs):
     """Flatten per-member lists into CSR arrays of interned ids.
 
@@ -160,6 +249,9 @@ def intern_pairs(list lists, dict index, bint pairs):
     """
     cdef Py_ssize_t m = len(lists), n = 0, i, k = 0
     cdef long long pv
+    cdef object name, last = None
+    cdef int32_t last_id = -1
+    cdef int overflow = 0
     for lst in lists:
         n += len(lst)
     off_arr = np.zeros(m + 1, dtype=np.int64)
@@ -170,18 +262,267 @@ def intern_pairs(list lists, dict index, bint pairs):
     cdef int32_t[::1] ints = ints_arr
     for i in range(m):
         for item in lists[i]:
-            if pairs:
-                t = index.get(item[0])
-                ids[k] = -1 if t is None else <int32_t>t
+            if k == n:
+                raise ValueError("a member's list changed while it was read")
+            if not pairs:
+                ids[k] = <int32_t>index[item]
+                k += 1
+                continue
+            try:
+                name = <object>_borrow_item(item, 0)
+                pobj = <object>_borrow_item(item, 1)
+            except TypeError:
+                name, pobj = item[0], item[1]
+            if name is not last:
+                t = index.get(name)
+                last, last_id = name, (-1 if t is None else <int32_t>t)
+            ids[k] = last_id
+            if PyLong_CheckExact(pobj):
+                pv = PyLong_AsLongLongAndOverflow(pobj, &overflow)
+                ints[k] = <int32_t>pv if not overflow and -2147483648 <= pv <= 2147483647 else -1
+            else:
                 try:
-                    pv = item[1]
+                    pv = pobj
                     ints[k] = <int32_t>pv if -2147483648 <= pv <= 2147483647 else -1
                 except (OverflowError, TypeError):
                     ints[k] = -1
-            else:
-                ids[k] = <int32_t>index[item]
             k += 1
         off[i + 1] = k
     if pairs:
         return off_arr, ids_arr[:k], ints_arr[:k]
     return off_arr, ids_arr[:k]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def member_partitions(owner, base, list topics, Py_ssize_t n_members, tp_type=None, bint by_topic=False):
+    """Per-member partition lists from an owner array, built in one pass.
+
+    ``owner[g]``: member index of global partition ``g`` (-1: none); ``base``: first global
+    index of each topic (``len(topics) + 1`` entries). Returns a list of ``n_members`` lists,
+    each in global-index order (topic order, then partition): ``tp_type(topic, partition)``
+    items (a 2-field tuple subclass such as ``TopicPartition``; plain tuples when None), or
+    with ``by_topic`` ``(topic, [partition, ...])`` tuples, the form of the consumer
+    protocol's Assignment.
+    """
+    cdef int32_t[::1] own = np.ascontiguousarray(owner, dtype=np.int32)
+    cdef int64_t[::1] bs = np.ascontiguousarray(base, dtype=np.int64)
+    cdef Py_ssize_t N = own.shape[0], T = len(topics), g, t = 0, i, maxp = 0
+    cdef int32_t mi
+    if bs.shape[0] != T + 1 or bs[0] != 0 or bs[T] != N:
+        raise ValueError("base must have len(topics) + 1 entries rising from 0 to len(owner)")
+    for t in range(T):
+        if bs[t + 1] < bs[t]:
+            raise ValueError("base must not fall")
+        maxp = max(maxp, bs[t + 1] - bs[t])
+    cdef PyTypeObject *tp = <PyTypeObject *>(tuple if tp_type is None else tp_type)
+    if not issubclass(<type>tp, tuple):
+        raise TypeError("tp_type must be a tuple subclass")
+    counts_arr = np.zeros(n_members + 1, dtype=np.int64)
+    cdef int64_t[::1] counts = counts_arr
+    for g in range(N):
+        mi = own[g]
+        if mi >= n_members or mi < -1:
+            raise ValueError(f"owner[{g}] = {mi} is not a member index")
+        counts[mi + 1] += 1
+    # partition numbers as Python ints, made once and shared
+    cdef list ints = list(range(maxp))
+    cdef list out = []
+    cdef list lst
+    cdef list cur
+    cdef int32_t[::1] last_topic
+    cdef int64_t[::1] pos
+    for i in range(n_members):
+        out.append(PyList_New(0) if by_topic else [None] * counts[i + 1])
+    was = gc.isenabled()
+    gc.disable()       # a million fresh tuples of str/int hold no cycles
+    try:
+        t = 0
+        if by_topic:
+            last_arr = np.full(n_members, -1, dtype=np.int32)
+            last_topic = last_arr
+            curs = [None] * n_members
+            for g in range(N):
+                mi = own[g]
+                if mi < 0:
+                    continue
+                while g >= bs[t + 1]:
+                    t += 1
+                if last_topic[mi] != t:
+                    last_topic[mi] = <int32_t>t
+                    cur = []
+                    curs[mi] = cur
+                    (<list>out[mi]).append((topics[t], cur))
+                else:
+                    cur = <list>curs[mi]
+                cur.append(ints[g - bs[t]])
+        else:
+            pos_arr = np.zeros(n_members, dtype=np.int64)
+            pos = pos_arr
+            for g in range(N):
+                mi = own[g]
+                if mi < 0:
+                    continue
+                while g >= bs[t + 1]:
+                    t += 1
+                lst = <list>out[mi]
+                item = kc_pair(tp, topics[t], ints[g - bs[t]])
+                lst[pos[mi]] = item
+                pos[mi] += 1
+    finally:
+        if was:
+            gc.enable()
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def java_hashmap_order(list keys):
+    """Indexes of ``keys`` (str) in the order a ``java.util.HashMap`` built by inserting them
+    in the given order (default capacity and load factor) iterates them: by bucket, then
+    insertion order. Needs Java's ``String.hashCode``, computed here over UTF-16 units."""
+    cdef Py_ssize_t n = len(keys), i, j
+    cdef uint32_t h
+    cdef int64_t cap = 16
+    cdef bytes b
+    cdef const unsigned char *p
+    while n > cap * 3 // 4:
+        cap *= 2
+    buckets = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] bk = buckets
+    for i in range(n):
+        b = (<str>keys[i]).encode("utf-16-be", "surrogatepass")
+        p = b
+        h = 0
+        for j in range(0, len(b), 2):
+            h = 31 * h + ((<uint32_t>p[j] << 8) | p[j + 1])
+        bk[i] = (h ^ (h >> 16)) & (cap - 1)
+    return np.argsort(buckets, kind="stable").astype(np.int32)
+
+
+# ------------------------------------------------------------------ assignments as bytes
+
+def _expect(bint ok, str what):
+    if not ok:
+        raise NotImplementedError(f"ConsumerProtocolAssignment program has an unexpected layout ({what})")
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def encode_member_assignments(owner, base, list topics, Py_ssize_t n_members, code, int version,
+                              user_data=None):
+    """Each member's ``ConsumerProtocolAssignment`` (int16 version prefix, then the body the
+    spec engine encodes from ``code``, the compiled program of that version), straight
+    from the owner array: partitions grouped per topic in topic order, no Python object per
+    partition. The tape handed to the engine follows the layout ``code`` declares, which
+    is checked first (NotImplementedError if a schema ever changes it)."""
+    cdef int32_t[::1] prog = np.ascontiguousarray(code, dtype=np.int32)
+    cdef int32_t[::1] own = np.ascontiguousarray(owner, dtype=np.int32)
+    cdef int64_t[::1] bs = np.ascontiguousarray(base, dtype=np.int64)
+    cdef Py_ssize_t N = own.shape[0], T = len(topics), g, t, i, k, m
+    cdef kc_error err
+    _expect(prog.shape[0] > 4 and kc_program_check(&prog[0], prog.shape[0]) == KC_OK, "check")
+    # struct 0: [ARRAY of struct s (not compact), BYTES]; s: [STRING, ARRAY of INT32]
+    cdef int32_t o0 = prog[2]
+    _expect(prog[o0] == 0 and prog[o0 + 1] == 2 and prog[o0 + 2] == 0, "message fields")
+    _expect(prog[o0 + 4] == KC_T_ARRAY and (prog[o0 + 6] & 0xff) == KC_T_STRUCT
+            and not (prog[o0 + 5] & KC_F_COMPACT), "assignedPartitions")
+    _expect(prog[o0 + 7] == KC_T_BYTES and not (prog[o0 + 8] & KC_F_COMPACT), "userData")
+    cdef int32_t s = prog[o0 + 6] >> 8
+    _expect(0 < s < prog[1], "struct index")
+    cdef int32_t o1 = prog[2 + s]
+    _expect(prog[o1] == 0 and prog[o1 + 1] == 2 and prog[o1 + 2] == 0, "TopicPartition fields")
+    _expect(prog[o1 + 4] == KC_T_STRING and not (prog[o1 + 5] & (KC_F_COMPACT | KC_F_NULLABLE)), "topic")
+    _expect(prog[o1 + 7] == KC_T_ARRAY and (prog[o1 + 9] & 0xff) == KC_T_INT32
+            and not (prog[o1 + 8] & KC_F_COMPACT), "partitions")
+    if not (-32768 <= version <= 32767):
+        raise ValueError("version must fit an int16")
+    if bs.shape[0] != T + 1 or bs[0] != 0 or bs[T] != N:
+        raise ValueError("base must have len(topics) + 1 entries rising from 0 to len(owner)")
+    # the heap: topic names (UTF-8), then the user data
+    cdef bytearray heap_b = bytearray()
+    refs_arr = np.zeros(T + 1, dtype=np.int64)
+    cdef int64_t[::1] refs = refs_arr
+    for t in range(T):
+        nb = (<str>topics[t]).encode("utf-8")
+        refs[t] = KC_REF(len(heap_b), len(nb))
+        heap_b += nb
+    cdef int64_t ud_ref = 0
+    if user_data is not None:
+        ub = bytes(user_data)
+        ud_ref = KC_REF(len(heap_b), len(ub))
+        heap_b += ub
+    elif not (prog[o0 + 8] & KC_F_NULLABLE):
+        ud_ref = KC_REF(len(heap_b), 0)
+    heap_b += b"\0"    # never empty: its first byte's address is taken
+    cdef const uint8_t[::1] heap = heap_b
+    # counting sort of the global partitions by member (each member's stay in g order)
+    start_arr = np.zeros(n_members + 1, dtype=np.int64)
+    cdef int64_t[::1] start = start_arr
+    for g in range(N):
+        m = own[g]
+        if m >= n_members or m < -1:
+            raise ValueError(f"owner[{g}] = {m} is not a member index")
+        if m >= 0:
+            start[m + 1] += 1
+    for m in range(n_members):
+        start[m + 1] += start[m]
+    order_arr = np.empty(start[n_members] + 1, dtype=np.int64)
+    cdef int64_t[::1] order = order_arr
+    fill_arr = start_arr[:n_members].copy()
+    cdef int64_t[::1] fill = fill_arr
+    for g in range(N):
+        m = own[g]
+        if m >= 0:
+            order[fill[m]] = g
+            fill[m] += 1
+    cdef Py_ssize_t most = 0
+    for m in range(n_members):
+        most = max(most, start[m + 1] - start[m])
+    # one tape (and aux) sized for the largest member, reused
+    tape_arr = np.empty(3 * most + 2, dtype=np.int64)
+    aux_arr = np.empty(3 * most + 2, dtype=np.uint32)
+    cdef int64_t[::1] tape = tape_arr
+    cdef uint32_t[::1] aux = aux_arr
+    cdef Py_ssize_t n, cnt_at
+    cdef size_t size = 0
+    cdef int rc
+    cdef uint8_t *w
+    cdef list out = []
+    for m in range(n_members):
+        n = 1
+        k = 0              # topic entries
+        t = -1
+        cnt_at = -1
+        for i in range(start[m], start[m + 1]):
+            g = order[i]
+            if t < 0 or g >= bs[t + 1]:
+                # next topic holding g (g rises, so t only moves forward)
+                if t < 0:
+                    t = 0
+                while g >= bs[t + 1]:
+                    t += 1
+                tape[n] = refs[t]
+                tape[n + 1] = 0
+                cnt_at = n + 1
+                n += 2
+                k += 1
+            tape[n] = g - bs[t]
+            tape[cnt_at] += 1
+            n += 1
+        tape[0] = k
+        tape[n] = ud_ref
+        n += 1
+        rc = kc_encode_size(&prog[0], &tape[0], n, &heap[0], heap.shape[0], &aux[0], &size, &err)
+        if rc == KC_OK:
+            b = PyBytes_FromStringAndSize(NULL, size + 2)
+            w = <uint8_t *>PyBytes_AS_STRING(b)
+            w[0] = (version >> 8) & 0xff
+            w[1] = version & 0xff
+            rc = kc_encode_write(&prog[0], &tape[0], n, &heap[0], heap.shape[0], &aux[0], w + 2, &err)
+        if rc != KC_OK:
+            from kcodec.errors import EncodeError
+            raise EncodeError(f"cannot encode the assignment of member #{m} (engine code {rc})",
+                              message="ConsumerProtocolAssignment", version=version)
+        out.append(b)
+    return out

@@ -25,7 +25,6 @@ from __future__ import annotations
 import enum
 import gc
 import struct
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union)
 
@@ -143,25 +142,11 @@ def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
     return sorted(range(len(members)), key=key)
 
 
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode`` (as an unsigned 32-bit value)."""
-    h = 0
-    b = s.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(b), 2):
-        h = (31 * h + (b[i] << 8 | b[i + 1])) & 0xFFFFFFFF
-    return h
-
-
 def java_hashmap_order(keys: Sequence[str]) -> List[int]:
     """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
     the given order, default capacity) iterates them: by bucket, then insertion order."""
-    cap = 16
-    while len(keys) > cap * 3 // 4:
-        cap *= 2
-    def bucket(i: int) -> int:
-        h = java_string_hash(keys[i])
-        return (h ^ (h >> 16)) & (cap - 1)
-    return sorted(range(len(keys)), key=lambda i: (bucket(i), i))
+    from kcodec import _assign
+    return _assign.java_hashmap_order(list(keys)).tolist()
 
 
 def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: str) -> List[Member]:
@@ -189,11 +174,13 @@ class AssignmentResult:
     partition ``g`` (topic :attr:`topics` ``[t]``, partition ``g - base[t]``), -1 for none.
     ``owner`` is what is handed out this round; ``target`` the assignment being converged to
     (they differ only for cooperative-sticky, by the partitions held back until revoked).
+    Nothing per partition is built until a view asks for it; the views build their lists
+    in C, in one pass over the owner array.
     """
 
     def __init__(self, strategy: str, member_ids: List[str], topics: List[str], base: np.ndarray,
                  owner: np.ndarray, target: np.ndarray, owned: List[Sequence[Tuple[str, int]]],
-                 stats: Dict[str, Any]) -> None:
+                 stats: Dict[str, Any], owned_arrays: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None) -> None:
         self.strategy = strategy
         self.member_ids = member_ids
         self.topics = topics
@@ -202,31 +189,13 @@ class AssignmentResult:
         self.target = target
         self.owned = owned
         self.stats = stats
+        self._owned_arrays = owned_arrays
 
     # ---- views
-    def _lists(self, arr: np.ndarray) -> Dict[str, List[TopicPartition]]:
-        out: Dict[str, List[TopicPartition]] = {m: [] for m in self.member_ids}
-        if arr.size == 0:
-            return out
-        order = np.argsort(arr, kind="stable")
-        bounds = np.searchsorted(arr[order], np.arange(-1, len(self.member_ids) + 1)).tolist()
-        order = order[bounds[1]:]               # drop unassigned partitions
-        tidx = np.searchsorted(self.base, order, side="right") - 1
-        names = np.asarray(self.topics + [""], dtype=object)[tidx].tolist()
-        parts = (order - self.base[tidx]).tolist()
-        # one C-level pass builds the TopicPartition tuples (no Python __new__ per item);
-        # the cyclic GC has nothing to find in fresh tuples of str/int, so it waits
-        was = gc.isenabled()
-        gc.disable()
-        try:
-            tps = list(map(tuple.__new__, repeat(TopicPartition), zip(names, parts)))
-        finally:
-            if was:
-                gc.enable()
-        first = bounds[1]
-        for i, m in enumerate(self.member_ids):
-            out[m] = tps[bounds[i + 1] - first:bounds[i + 2] - first]
-        return out
+    def _lists(self, arr: np.ndarray, by_topic: bool = False) -> Dict[str, Any]:
+        from kcodec import _assign
+        lists = _assign.member_partitions(arr, self.base, self.topics, len(self.member_ids), TopicPartition, by_topic)
+        return dict(zip(self.member_ids, lists))
 
     def assignment(self) -> Dict[str, List[TopicPartition]]:
         """Member id -> partitions handed out this round, sorted by (topic, partition)."""
@@ -235,6 +204,32 @@ class AssignmentResult:
     def target_assignment(self) -> Dict[str, List[TopicPartition]]:
         """Member id -> partitions of the assignment being converged to."""
         return self._lists(self.target)
+
+    def assignment_by_topic(self, target: bool = False) -> Dict[str, List[Tuple[str, List[int]]]]:
+        """Member id -> ``[(topic, [partition, ...]), ...]``, the layout of the consumer
+        protocol's Assignment (and of kafka-python's and aiokafka's assignment objects)."""
+        return self._lists(self.target if target else self.owner, by_topic=True)
+
+    def encoded(self, version: int = 3, user_data: Optional[bytes] = None,
+                target: bool = False) -> Dict[str, bytes]:
+        """Member id -> its ``ConsumerProtocolAssignment`` bytes (int16 version prefix
+        included), ready for SyncGroup: what a group leader sends. Encoded by the spec
+        engine straight from the owner array (no Python object per partition); partitions
+        grouped per topic, topics in Java String order."""
+        import kcodec
+        from kcodec import _assign
+        from .protocol import Assignment, encode_assignment
+        if not 0 <= version:
+            raise ValueError("version must be >= 0")
+        arr = self.target if target else self.owner
+        prog = kcodec.program("ConsumerProtocolAssignment", version, newer="latest")
+        try:
+            blobs = _assign.encode_member_assignments(arr, self.base, self.topics, len(self.member_ids),
+                                                      prog.code, version, user_data)
+        except NotImplementedError:   # a future schema with another layout: the object path
+            lists = self._lists(arr)
+            return {m: encode_assignment(Assignment(lists[m], user_data), version) for m in self.member_ids}
+        return dict(zip(self.member_ids, blobs))
 
     def counts(self, target: bool = True) -> Dict[str, int]:
         arr = self.target if target else self.owner
@@ -246,45 +241,70 @@ class AssignmentResult:
         c = list(self.counts().values())
         return max(c) - min(c) if c else 0
 
+    def _tp(self, g: int) -> TopicPartition:
+        t = int(np.searchsorted(self.base, g, side="right")) - 1
+        return TopicPartition(self.topics[t], int(g - self.base[t]))
+
     def pending(self) -> Dict[TopicPartition, str]:
         """Cooperative: partitions held back this round -> the member they go to next."""
         held = np.nonzero((self.owner < 0) & (self.target >= 0))[0]
-        tidx = np.searchsorted(self.base, held, side="right") - 1
-        return {TopicPartition(self.topics[int(t)], int(g - self.base[t])): self.member_ids[int(self.target[g])]
-                for g, t in zip(held, tidx)}
+        return {self._tp(int(g)): self.member_ids[int(self.target[g])] for g in held}
+
+    def _claims(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every owned-partition claim as (member index, global partition or -1 when the
+        topic or partition does not exist, position in the member's owned list)."""
+        if self._owned_arrays is None:
+            from kcodec import _assign
+            self._owned_arrays = _assign.intern_pairs([list(o) for o in self.owned],
+                                                      {t: i for i, t in enumerate(self.topics)}, True)
+        off, ot, op = self._owned_arrays
+        counts = np.diff(off)
+        mem = np.repeat(np.arange(len(self.member_ids), dtype=np.int64), counts)
+        pos = np.arange(len(ot), dtype=np.int64) - np.repeat(off[:-1], counts)
+        ti = np.maximum(ot, 0)
+        valid = (ot >= 0) & (op >= 0) & (op < (self.base[ti + 1] - self.base[ti]))
+        g = np.where(valid, self.base[ti] + op, -1)
+        return mem, g, pos
+
+    def _claim_tp(self, m: int, g: int, pos: int) -> TopicPartition:
+        if g >= 0:
+            return self._tp(g)
+        t, p = self.owned[m][pos]
+        return TopicPartition(t, p)
 
     def revoked(self) -> Dict[str, List[TopicPartition]]:
         """Member id -> owned partitions it does not keep this round (it must revoke them)."""
-        now = self.assignment()
-        out = {}
-        for i, m in enumerate(self.member_ids):
-            keep = set(now[m])
-            out[m] = sorted({TopicPartition(t, p) for t, p in self.owned[i]} - keep)
-        return out
+        mem, g, pos = self._claims()
+        keep = np.zeros(len(g), dtype=bool)
+        ok = g >= 0
+        keep[ok] = self.owner[g[ok]] == mem[ok]
+        out: Dict[str, Set[TopicPartition]] = {m: set() for m in self.member_ids}
+        for k in np.nonzero(~keep)[0].tolist():
+            out[self.member_ids[mem[k]]].add(self._claim_tp(int(mem[k]), int(g[k]), int(pos[k])))
+        return {m: sorted(v) for m, v in out.items()}
 
     def added(self) -> Dict[str, List[TopicPartition]]:
         """Member id -> partitions it gets this round that it did not own."""
-        now = self.assignment()
-        out = {}
-        for i, m in enumerate(self.member_ids):
-            owned = {TopicPartition(t, p) for t, p in self.owned[i]}
-            out[m] = [tp for tp in now[m] if tp not in owned]
-        return out
+        mem, g, _ = self._claims()
+        ok = g >= 0
+        had = np.zeros(len(self.owner), dtype=bool)
+        new = self.owner.copy()
+        # a partition the member owned and keeps is not added: mark (g, member) pairs kept
+        keep = ok.copy()
+        keep[ok] = self.owner[g[ok]] == mem[ok]
+        had[g[keep]] = True
+        new[had] = -1
+        return self._lists(new)
 
     def moved(self) -> List[Tuple[TopicPartition, str, str]]:
         """(partition, previous owner, new target owner) for every owned partition whose
         target owner is another member."""
-        tindex = {t: i for i, t in enumerate(self.topics)}
-        out = []
-        for i, m in enumerate(self.member_ids):
-            for t, p in self.owned[i]:
-                ti = tindex.get(t)
-                if ti is None or not (0 <= p < self.base[ti + 1] - self.base[ti]):
-                    continue
-                tg = int(self.target[self.base[ti] + p])
-                if tg >= 0 and tg != i:
-                    out.append((TopicPartition(t, p), m, self.member_ids[tg]))
-        return sorted(set(out))
+        mem, g, _ = self._claims()
+        ok = g >= 0
+        tg = np.full(len(g), -1, dtype=np.int64)
+        tg[ok] = self.target[g[ok]]
+        sel = np.nonzero(ok & (tg >= 0) & (tg != mem))[0].tolist()
+        return sorted({(self._tp(int(g[k])), self.member_ids[mem[k]], self.member_ids[tg[k]]) for k in sel})
 
 
 def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
@@ -321,6 +341,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             partitions_per_topic: Mapping[str, int],
             partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]],
             prefer_rack_aware: bool, java_order: bool) -> AssignmentResult:
+    from kcodec import _assign
     ms = _as_members(members, strategy)
     ids = [m.member_id for m in ms]
     if len(set(ids)) != len(ids):
@@ -328,11 +349,17 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     order = _member_order(ms, strategy)
     ms = [ms[i] for i in order]
 
-    # topics: every subscribed topic, in Java String order (unknown ones get 0 partitions)
-    names: Set[str] = set()
-    for m in ms:
-        names.update(m.topics)
-    topics = sorted(names, key=java_string_key)
+    # topics: every subscribed topic (unknown ones get 0 partitions), interned in first-seen
+    # order and then renumbered into Java String order, which the C assignors expect
+    seen: Dict[str, int] = {}
+    sub_off, sub_topic = _assign.intern_names([m.topics if isinstance(m.topics, list) else list(m.topics)
+                                               for m in ms], seen)
+    first_seen = list(seen)
+    java_rank = sorted(range(len(first_seen)), key=lambda i: java_string_key(first_seen[i]))
+    topics = [first_seen[i] for i in java_rank]
+    renumber = np.empty(len(topics), dtype=np.int32)
+    renumber[java_rank] = np.arange(len(topics), dtype=np.int32)
+    sub_topic = renumber[sub_topic]
     tid = {t: i for i, t in enumerate(topics)}
     counts = np.zeros(len(topics), dtype=np.int32)
     for t, i in tid.items():
@@ -352,9 +379,8 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             gens[i] = max(-1, min(int(m.generation), 2**31 - 1))
         if m.rack:
             mrack[i] = racks.setdefault(m.rack, len(racks))
-    from kcodec import _assign
-    sub_off, sub_topic = _assign.intern_pairs([list(m.topics) for m in ms], tid, False)
-    own_off, own_t, own_p = _assign.intern_pairs([list(m.owned_partitions) for m in ms], tid, True)
+    owned = [m.owned_partitions if isinstance(m.owned_partitions, list) else list(m.owned_partitions) for m in ms]
+    own_off, own_t, own_p = _assign.intern_pairs(owned, tid, True)
 
     prack_off = prack = None
     if partition_racks is not None and racks:
@@ -375,12 +401,12 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
 
     visit = None
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
-        visit = np.asarray(java_hashmap_order([m.member_id for m in ms]), dtype=np.int32)
+        visit = _assign.java_hashmap_order([m.member_id for m in ms])
     owner, target, stats = assign_arrays(
         strategy, len(ms), counts, sub_off, sub_topic, own_off, own_t, own_p,
         gens, mrack if racks else None, len(racks), prack_off, prack, prefer_rack_aware, visit)
     return AssignmentResult(strategy, [m.member_id for m in ms], topics, base, owner, target,
-                            [list(m.owned_partitions) for m in ms], stats)
+                            owned, stats, (own_off, own_t, own_p))
 
 
 def assign_arrays(strategy: str, n_members: int, part_count: Any, sub_off: Any, sub_topic: Any,
