@@ -555,7 +555,12 @@ typedef struct {
     int64_t budget;        /* entries the searches may still scan */
 } bfs_state;
 
-static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int32_t slack)
+static int32_t sub_entry(const kc_ctx *cx, int32_t t, int32_t m);
+
+/* avoid_t >= 0 (sideways shifts for topic avoid_t): the chain may not end at a subscriber
+   of avoid_t that would drop below floor, or the imbalance only moves around */
+static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int32_t slack,
+                      int32_t avoid_t, int64_t floor)
 {
     if (B->budget <= 0)
         return 0;
@@ -580,7 +585,8 @@ static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int3
                 B->par[v] = u;
                 B->pe_v[v] = e;
                 B->pe_u[v] = eu;
-                if (G->load[v] >= want) {
+                if (G->load[v] >= want
+                    && (avoid_t < 0 || G->load[v] - 1 >= floor || sub_entry(cx, avoid_t, v) < 0)) {
                     for (int32_t w = v; w != x; w = B->par[w]) {
                         G->tg[B->pe_v[w]]--;
                         G->tg[B->pe_u[w]]++;
@@ -712,11 +718,11 @@ static int balance_general(const kc_ctx *cx, gstate *G, const uint64_t *tkeys, i
                     k = (mxn - mnl) / 2;
                     if (k > G->tg[ey] - G->keep[ey])
                         k = G->tg[ey] - G->keep[ey];
-                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_], 2)
+                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_], 2, -1, 0)
                            || push_move(cx, G, &B, cx->tsub_mem[ey], 2, -1)) {
                     *moves += 1;
                     continue;
-                } else if (sideways > 0 && (chain_move(cx, G, &B, cx->tsub_mem[ex_], 1)
+                } else if (sideways > 0 && (chain_move(cx, G, &B, cx->tsub_mem[ex_], 1, t, mxl - 1)
                                             || push_move(cx, G, &B, cx->tsub_mem[ey], 1, t))) {
                     sideways--;
                     *moves += 1;
@@ -763,7 +769,8 @@ static int general(sticky *s, kc_assign_stats *st)
     int32_t R = in->n_racks;
     int32_t *roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
     int32_t *rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
-    int32_t *rmem = NULL;
+    int32_t *rmem = NULL, *rmark = NULL;
+    uint8_t *matchable = NULL;
     if (!G.keep || !G.tg || !G.load || !G.scratch || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
@@ -778,6 +785,33 @@ static int general(sticky *s, kc_assign_stats *st)
     if (!rmem) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
+    }
+
+    /* rack-aware: which partitions some subscriber on one of their racks could take. A
+       mismatched owned partition is given up only for those; otherwise every taker
+       would be as mismatched as its owner, and moving it would be churn for nothing. */
+    if (s->rack_aware) {
+        matchable = (uint8_t *)calloc((size_t)cx->N + 1, 1);
+        rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)R + 1));
+        if (!matchable || !rmark) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+        for (int32_t r = 0; r < R; r++)
+            rmark[r] = -1;
+        for (int32_t t = 0; t < T; t++) {
+            for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++) {
+                int32_t r = in->member_rack[cx->tsub_mem[e]];
+                if (r >= 0)
+                    rmark[r] = t;
+            }
+            for (int64_t g = cx->base[t]; g < cx->base[t + 1]; g++)
+                for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
+                    if (rmark[in->prack[j]] == t) {
+                        matchable[g] = 1;
+                        break;
+                    }
+        }
     }
 
     /* keep owned partitions of still-subscribed topics on matching racks */
@@ -795,7 +829,7 @@ static int general(sticky *s, kc_assign_stats *st)
             int32_t g = cx->base[t] + p;
             if (s->cl_owner[g] != m || s->tgt[g] == m)
                 continue;
-            if (mismatch(s, m, g)) {
+            if (mismatch(s, m, g) && matchable[g]) {
                 s->rdrop[g] = m;
                 continue;
             }
@@ -939,6 +973,8 @@ out:
     free(roff);
     free(rcur);
     free(rmem);
+    free(rmark);
+    free(matchable);
     return rc;
 }
 
