@@ -70,10 +70,12 @@ def _cluster_topics(cluster: Any, topics: Iterable[str]) -> Tuple[Dict[str, int]
     return counts, (racks if any_rack else None)
 
 
-def _run(strategy: str, members: List[Member], cluster: Any) -> Dict[str, List[TopicPartition]]:
+def _run(strategy: str, members: List[Member], cluster: Any) -> Dict[str, List[Tuple[str, List[int]]]]:
+    """member id -> [(topic, [partition, ...])], the layout both clients' assignment
+    objects take (built in C, no per-partition tuples)."""
     topics = {t for m in members for t in m.topics}
     counts, racks = _cluster_topics(cluster, topics)
-    return assign(strategy, members, counts, partition_racks=racks).assignment()
+    return assign(strategy, members, counts, partition_racks=racks).assignment_by_topic()
 
 
 # ------------------------------------------------------------------ kafka-python 3.x
@@ -128,7 +130,7 @@ if _KPAbstract is not None:
 
         def assign(self, cluster: Any, members: Sequence[Any]) -> Dict[str, Any]:
             result = _run(self.name, self._members(members), cluster)
-            return {m.member_id: _KPAssignment(version=self.version, assigned_partitions=_grouped(result[m.member_id]),
+            return {m.member_id: _KPAssignment(version=self.version, assigned_partitions=result[m.member_id],
                                                user_data=b"")
                     for m in members}
 
@@ -202,7 +204,7 @@ if _AIOAbstract is not None:
                 sub = Subscription(list(md.subscription), None if ud is None else bytes(ud))
                 ms.append(member_from_subscription(member_id, sub, cls.name))
             result = _run(cls.name, ms, cluster)
-            return {mid: _AIOAssignment(cls.version, _grouped(result[mid]), b"") for mid in members}
+            return {mid: _AIOAssignment(cls.version, result[mid], b"") for mid in members}
 
         @classmethod
         def _user_data(cls) -> bytes:
