@@ -986,3 +986,67 @@ def test_odd_owned_partitions_are_ignored_not_trusted():
         assign("sticky", [Member("a", ["t"], [5])], {"t": 1})
     with pytest.raises(ValueError):
         assign("range", [Member("a", ["t"]), Member("a", ["t"])], {"t": 1})
+
+
+# ------------------------------------------------------------------ Kafka's large scenarios
+
+def _large_subscriptions(M: int, T: int, equal: bool):
+    """Kafka's testLargeAssignmentAndGroupWith{Uniform,NonEqual}Subscription: every member
+    subscribes every topic; in the unequal case the last one only the first topic."""
+    lens = np.full(M, T, dtype=np.int64)
+    if not equal:
+        lens[-1] = 1
+    off = np.zeros(M + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    return off, np.concatenate([np.arange(n, dtype=np.int32) for n in lens])
+
+
+def _check_large(owner, target, M, T, P, equal, owned_before=None):
+    grid = target.reshape(T, P)
+    assert (target >= 0).all() and (target < M).all()                  # every partition, once
+    if not equal:
+        assert not (grid[1:] == M - 1).any()                           # only subscribers
+    loads = np.bincount(target, minlength=M)
+    if equal:
+        assert loads.max() - loads.min() <= 1
+    else:
+        # Kafka's balance: no subscriber of a topic has 2+ fewer than a holder of it
+        hold_max = loads[grid].max(axis=1)
+        sub_min = np.r_[loads.min(), np.full(T - 1, loads[:-1].min())]
+        assert (hold_max - sub_min < 2).all()
+    # cooperative: what is handed out now is the target minus what is still being revoked
+    held = owner < 0
+    assert (owner[~held] == target[~held]).all()
+    if owned_before is not None:
+        # a partition is held back only when it moves away from a member that owned it
+        assert (owned_before[held] >= 0).all() and (owned_before[held] != target[held]).all()
+        # stickiness: every member still owning its partitions keeps min(owned, floor quota)
+        keep = np.bincount(target[(owned_before == target)], minlength=M)
+        had = np.bincount(owned_before[owned_before >= 0], minlength=M)
+        floor = (T * P) // M
+        assert (keep >= np.minimum(had, floor)).all()
+
+
+@pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
+def test_kafka_large_scenarios_2000_members_1m_partitions(equal):
+    """2,000 members x 500 topics x 2,000 partitions, fresh and then with every member but
+    the first reporting its partitions at generation 1 (the first one rejoins with nothing):
+    valid, balanced, sticky and cooperative-safe."""
+    M, T, P = 2000, 500, 2000
+    counts = np.full(T, P, dtype=np.int32)
+    off, topics = _large_subscriptions(M, T, equal)
+    owner, target, _ = assign_arrays("cooperative-sticky", M, counts, off, topics)
+    _check_large(owner, target, M, T, P, equal)
+    # the next round: members 1.. own their partitions, member 0 lost its own
+    prev = np.where(target == 0, -1, target)
+    g = np.nonzero(prev >= 0)[0]
+    order = np.argsort(prev[g], kind="stable")
+    g = g[order]
+    own_off = np.zeros(M + 1, dtype=np.int64)
+    np.cumsum(np.bincount(prev[g], minlength=M), out=own_off[1:])
+    gens = np.ones(M, dtype=np.int32)
+    gens[0] = -1
+    owner2, target2, stats = assign_arrays("cooperative-sticky", M, counts, off, topics, own_off,
+                                           (g // P).astype(np.int32), (g % P).astype(np.int32), gens)
+    _check_large(owner2, target2, M, T, P, equal, owned_before=prev)
+    assert stats["general_path"] == (not equal)
