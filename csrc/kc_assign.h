@@ -101,6 +101,8 @@ typedef struct kc_ctx {
 } kc_ctx;
 
 int kc_assign_prepare(const kc_assign_input *in, kc_ctx *cx);
+/* kc_assign_prepare, then every partition unassigned (-1) in owner */
+int kc_assign_prepare_owner(const kc_assign_input *in, kc_ctx *cx, int32_t *owner);
 void kc_ctx_free(kc_ctx *cx);
 /* 1 if the member has no rack or one of partition g's replicas is on its rack */
 int kc_rack_match(const kc_ctx *cx, int32_t member, int32_t g);

@@ -147,6 +147,16 @@ int kc_assign_prepare(const kc_assign_input *in, kc_ctx *cx)
     return KC_ASSIGN_OK;
 }
 
+int kc_assign_prepare_owner(const kc_assign_input *in, kc_ctx *cx, int32_t *owner)
+{
+    int rc = kc_assign_prepare(in, cx);
+    if (rc)
+        return rc;
+    for (int64_t g = 0; g < cx->N; g++)
+        owner[g] = -1;
+    return KC_ASSIGN_OK;
+}
+
 void kc_ctx_free(kc_ctx *cx)
 {
     free(cx->base);

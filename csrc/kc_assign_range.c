@@ -171,11 +171,9 @@ static int same_members(const kc_ctx *cx, int32_t a, int32_t b)
 int kc_assign_range(const kc_assign_input *in, int32_t *owner)
 {
     kc_ctx cx;
-    int rc = kc_assign_prepare(in, &cx);
+    int rc = kc_assign_prepare_owner(in, &cx, owner);
     if (rc)
         return rc;
-    for (int64_t g = 0; g < cx.N; g++)
-        owner[g] = -1;
     range_topic *st = (range_topic *)calloc((size_t)cx.T + 1, sizeof(range_topic));
     int32_t *num = (int32_t *)calloc((size_t)cx.nsub + 1, sizeof(int32_t));
     int32_t R = in->n_racks;
@@ -276,11 +274,9 @@ out:
 int kc_assign_roundrobin(const kc_assign_input *in, int32_t *owner)
 {
     kc_ctx cx;
-    int rc = kc_assign_prepare(in, &cx);
+    int rc = kc_assign_prepare_owner(in, &cx, owner);
     if (rc)
         return rc;
-    for (int64_t g = 0; g < cx.N; g++)
-        owner[g] = -1;
     /* The circular iterator stands on member `cur`; for a topic the next subscriber at or
        after cur is found by binary search, then the topic's subscribers take turns. */
     int32_t cur = 0;

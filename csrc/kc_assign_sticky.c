@@ -544,67 +544,12 @@ static void water_fill(const kc_ctx *cx, gstate *G, int32_t t, int64_t u)
     }
 }
 
-/* Search from the light member x for a chain of members, each able to hand the previous one
-   a partition it got this round (not one it owned), ending at a member with `slack` or more
-   partitions than x. Shifting one unit along the chain balances without revoking anything
-   (slack 2 improves balance; slack 1 is a sideways shift that lets x take a unit instead of
-   an owner giving one up). */
 typedef struct {
     int32_t *vis_m, *vis_t, *par, *pe_v, *pe_u, *queue;
     int32_t stamp;
     int64_t budget;        /* entries the searches may still scan */
 } bfs_state;
 
-static int32_t sub_entry(const kc_ctx *cx, int32_t t, int32_t m);
-
-/* avoid_t >= 0 (sideways shifts for topic avoid_t): the chain may not end at a subscriber
-   of avoid_t that would drop below floor, or the imbalance only moves around */
-static int chain_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t x, int32_t slack,
-                      int32_t avoid_t, int64_t floor)
-{
-    if (B->budget <= 0)
-        return 0;
-    int32_t id = ++B->stamp, qh = 0, qt = 0;
-    B->queue[qt++] = x;
-    B->vis_m[x] = id;
-    int64_t want = G->load[x] + slack;
-    while (qh < qt) {
-        int32_t u = B->queue[qh++];
-        for (int64_t k = cx->msub_off[u]; k < cx->msub_off[u + 1]; k++) {
-            int32_t t = cx->msub_topic[k], eu = cx->msub_ent[k];
-            if (B->vis_t[t] == id)
-                continue;
-            B->vis_t[t] = id;
-            int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
-            B->budget -= hi - lo;
-            for (int32_t e = lo; e < hi; e++) {
-                int32_t v = cx->tsub_mem[e];
-                if (B->vis_m[v] == id || G->tg[e] <= G->keep[e])
-                    continue;
-                B->vis_m[v] = id;
-                B->par[v] = u;
-                B->pe_v[v] = e;
-                B->pe_u[v] = eu;
-                if (G->load[v] >= want
-                    && (avoid_t < 0 || G->load[v] - 1 >= floor || sub_entry(cx, avoid_t, v) < 0)) {
-                    for (int32_t w = v; w != x; w = B->par[w]) {
-                        G->tg[B->pe_v[w]]--;
-                        G->tg[B->pe_u[w]]++;
-                    }
-                    G->load[v]--;
-                    G->load[x]++;
-                    return 1;
-                }
-                B->queue[qt++] = v;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The mirror search: from the heavy member y, hand a partition it got this round to a
-   subscriber, which may pass one it got this round on, and so on, ending at a member with
-   at most load(y) - slack partitions. */
 /* m's entry in topic t's subscriber list, or -1 when m does not subscribe t */
 static int32_t sub_entry(const kc_ctx *cx, int32_t t, int32_t m)
 {
@@ -619,42 +564,58 @@ static int32_t sub_entry(const kc_ctx *cx, int32_t t, int32_t m)
     return a < cx->tsub_off[t + 1] && cx->tsub_mem[a] == m ? a : -1;
 }
 
-static int push_move(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t y, int32_t slack, int32_t avoid_t)
+enum { PULL = 1, PUSH = -1 };
+
+/*
+ * Shift one unit along a chain of members found by breadth-first search from `start`,
+ * each hop moving a unit its giver got this round (never one it owned), so balance
+ * improves without revoking anything.
+ *   PULL: start is light; the chain ends at a member with load(start) + slack or more.
+ *   PUSH: start is heavy; the chain ends at a member with load(start) - slack or less.
+ * Slack 2 improves balance; slack 1 is a sideways shift that lets a member take a unit
+ * instead of an owner giving one up. avoid_t >= 0 (sideways shifts for that topic): the
+ * chain may not end where it makes a new imbalance of avoid_t, i.e. at a subscriber that
+ * drops below `floor` (PULL) or at a holder of it (PUSH: Kafka's balance only looks at
+ * partitions held).
+ */
+static int bfs_shift(const kc_ctx *cx, gstate *G, bfs_state *B, int32_t start, int dir, int32_t slack,
+                     int32_t avoid_t, int64_t floor)
 {
     if (B->budget <= 0)
         return 0;
     int32_t id = ++B->stamp, qh = 0, qt = 0;
-    B->queue[qt++] = y;
-    B->vis_m[y] = id;
-    int64_t want = G->load[y] - slack;
+    B->queue[qt++] = start;
+    B->vis_m[start] = id;
+    int64_t want = G->load[start] + dir * slack;
     while (qh < qt) {
         int32_t u = B->queue[qh++];
         for (int64_t k = cx->msub_off[u]; k < cx->msub_off[u + 1]; k++) {
             int32_t t = cx->msub_topic[k], eu = cx->msub_ent[k];
-            if (G->tg[eu] <= G->keep[eu] || B->vis_t[t] == id)
+            if (B->vis_t[t] == id || (dir == PUSH && G->tg[eu] <= G->keep[eu]))
                 continue;
             B->vis_t[t] = id;
             int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
             B->budget -= hi - lo;
             for (int32_t e = lo; e < hi; e++) {
                 int32_t v = cx->tsub_mem[e];
-                if (B->vis_m[v] == id)
+                if (B->vis_m[v] == id || (dir == PULL && G->tg[e] <= G->keep[e]))
                     continue;
                 B->vis_m[v] = id;
                 B->par[v] = u;
                 B->pe_v[v] = e;
                 B->pe_u[v] = eu;
-                /* a sideways push must not land on another holder of the topic out of
-                   balance, or the imbalance only moves around (a subscriber holding none
-                   of it is no holder: Kafka's balance only looks at partitions held) */
-                int32_t ev = avoid_t < 0 ? -1 : sub_entry(cx, avoid_t, v);
-                if (G->load[v] <= want && (ev < 0 || G->tg[ev] == 0)) {
-                    for (int32_t w = v; w != y; w = B->par[w]) {
-                        G->tg[B->pe_v[w]]++;
-                        G->tg[B->pe_u[w]]--;
+                int far = dir == PULL ? G->load[v] >= want : G->load[v] <= want;
+                if (far && avoid_t >= 0) {
+                    int32_t ev = sub_entry(cx, avoid_t, v);
+                    far = dir == PULL ? (ev < 0 || G->load[v] - 1 >= floor) : (ev < 0 || G->tg[ev] == 0);
+                }
+                if (far) {
+                    for (int32_t w = v; w != start; w = B->par[w]) {
+                        G->tg[B->pe_v[w]] -= dir;
+                        G->tg[B->pe_u[w]] += dir;
                     }
-                    G->load[v]++;
-                    G->load[y]--;
+                    G->load[v] -= dir;
+                    G->load[start] += dir;
                     return 1;
                 }
                 B->queue[qt++] = v;
@@ -718,12 +679,12 @@ static int balance_general(const kc_ctx *cx, gstate *G, const uint64_t *tkeys, i
                     k = (mxn - mnl) / 2;
                     if (k > G->tg[ey] - G->keep[ey])
                         k = G->tg[ey] - G->keep[ey];
-                } else if (chain_move(cx, G, &B, cx->tsub_mem[ex_], 2, -1, 0)
-                           || push_move(cx, G, &B, cx->tsub_mem[ey], 2, -1)) {
+                } else if (bfs_shift(cx, G, &B, cx->tsub_mem[ex_], PULL, 2, -1, 0)
+                           || bfs_shift(cx, G, &B, cx->tsub_mem[ey], PUSH, 2, -1, 0)) {
                     *moves += 1;
                     continue;
-                } else if (sideways > 0 && (chain_move(cx, G, &B, cx->tsub_mem[ex_], 1, t, mxl - 1)
-                                            || push_move(cx, G, &B, cx->tsub_mem[ey], 1, t))) {
+                } else if (sideways > 0 && (bfs_shift(cx, G, &B, cx->tsub_mem[ex_], PULL, 1, t, mxl - 1)
+                                            || bfs_shift(cx, G, &B, cx->tsub_mem[ey], PUSH, 1, t, 0))) {
                     sideways--;
                     *moves += 1;
                     continue;

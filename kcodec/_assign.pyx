@@ -45,6 +45,13 @@ def _a64(x, name):
     return a
 
 
+def _per_member(x, Py_ssize_t n_members, name):
+    a = _a32(x, name)
+    if a.shape[0] != n_members:
+        raise ValueError(f"{name} must have n_members entries")
+    return a
+
+
 cdef inline const int32_t *_p32(int32_t[::1] a):
     # empty views have no element 0 to take the address of
     return &a[0] if a.shape[0] else NULL
@@ -105,9 +112,7 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
     inp.prefer_rack_aware = 1 if prefer_rack_aware else 0
     inp.visit_order = NULL
     if visit_order is not None:
-        vo = _a32(visit_order, "visit_order")
-        if vo.shape[0] != n_members:
-            raise ValueError("visit_order must have n_members entries")
+        vo = _per_member(visit_order, n_members, "visit_order")
         inp.visit_order = _p32(vo)
     if own_off is not None:
         oo = _a64(own_off, "own_off")
@@ -117,14 +122,10 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
             raise ValueError("own_off must rise from 0 to len(own_topic)")
         inp.own_off = _p64(oo)
     if generation is not None:
-        gen = _a32(generation, "generation")
-        if gen.shape[0] != n_members:
-            raise ValueError("generation must have n_members entries")
+        gen = _per_member(generation, n_members, "generation")
         inp.generation = _p32(gen)
     if member_rack is not None:
-        mr = _a32(member_rack, "member_rack")
-        if mr.shape[0] != n_members:
-            raise ValueError("member_rack must have n_members entries")
+        mr = _per_member(member_rack, n_members, "member_rack")
         inp.member_rack = _p32(mr)
     total = kc_assign_total_partitions(&inp)
     if total < 0:
@@ -295,6 +296,31 @@ def intern_pairs(list lists, dict index, bint pairs):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef _member_counts(int32_t[::1] own, int64_t[::1] bs, Py_ssize_t T, Py_ssize_t n_members):
+    """Check an owner array against its topic bases; returns ``(counts, most)``: counts[m + 1]
+    partitions of member m (int64, n_members + 1 entries) and the longest partition count of
+    a topic."""
+    cdef Py_ssize_t N = own.shape[0], g, t, maxp = 0
+    cdef int32_t mi
+    if bs.shape[0] != T + 1 or bs[0] != 0 or bs[T] != N:
+        raise ValueError("base must have len(topics) + 1 entries rising from 0 to len(owner)")
+    for t in range(T):
+        if bs[t + 1] < bs[t]:
+            raise ValueError("base must not fall")
+        maxp = max(maxp, bs[t + 1] - bs[t])
+    counts_arr = np.zeros(n_members + 1, dtype=np.int64)
+    cdef int64_t[::1] counts = counts_arr
+    for g in range(N):
+        mi = own[g]
+        if mi >= n_members or mi < -1:
+            raise ValueError(f"owner[{g}] = {mi} is not a member index")
+        if mi >= 0:
+            counts[mi + 1] += 1
+    return counts_arr, maxp
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def member_partitions(owner, base, list topics, Py_ssize_t n_members, tp_type=None, bint by_topic=False):
     """Per-member partition lists from an owner array, built in one pass.
 
@@ -307,24 +333,13 @@ def member_partitions(owner, base, list topics, Py_ssize_t n_members, tp_type=No
     """
     cdef int32_t[::1] own = np.ascontiguousarray(owner, dtype=np.int32)
     cdef int64_t[::1] bs = np.ascontiguousarray(base, dtype=np.int64)
-    cdef Py_ssize_t N = own.shape[0], T = len(topics), g, t = 0, i, maxp = 0
+    cdef Py_ssize_t N = own.shape[0], T = len(topics), g, t = 0, i, maxp
     cdef int32_t mi
-    if bs.shape[0] != T + 1 or bs[0] != 0 or bs[T] != N:
-        raise ValueError("base must have len(topics) + 1 entries rising from 0 to len(owner)")
-    for t in range(T):
-        if bs[t + 1] < bs[t]:
-            raise ValueError("base must not fall")
-        maxp = max(maxp, bs[t + 1] - bs[t])
-    cdef PyTypeObject *tp = <PyTypeObject *>(tuple if tp_type is None else tp_type)
-    if not issubclass(<type>tp, tuple):
+    if tp_type is not None and not issubclass(tp_type, tuple):
         raise TypeError("tp_type must be a tuple subclass")
-    counts_arr = np.zeros(n_members + 1, dtype=np.int64)
+    cdef PyTypeObject *tp = <PyTypeObject *>(tuple if tp_type is None else tp_type)
+    counts_arr, maxp = _member_counts(own, bs, T, n_members)
     cdef int64_t[::1] counts = counts_arr
-    for g in range(N):
-        mi = own[g]
-        if mi >= n_members or mi < -1:
-            raise ValueError(f"owner[{g}] = {mi} is not a member index")
-        counts[mi + 1] += 1
     # partition numbers as Python ints, made once and shared
     cdef list ints = list(range(maxp))
     cdef list out = []
@@ -437,8 +452,8 @@ def encode_member_assignments(owner, base, list topics, Py_ssize_t n_members, co
             and not (prog[o1 + 8] & KC_F_COMPACT), "partitions")
     if not (-32768 <= version <= 32767):
         raise ValueError("version must fit an int16")
-    if bs.shape[0] != T + 1 or bs[0] != 0 or bs[T] != N:
-        raise ValueError("base must have len(topics) + 1 entries rising from 0 to len(owner)")
+    start_arr, _ = _member_counts(own, bs, T, n_members)
+    cdef int64_t[::1] start = start_arr
     # the heap: topic names (UTF-8), then the user data
     cdef bytearray heap_b = bytearray()
     refs_arr = np.zeros(T + 1, dtype=np.int64)
@@ -457,14 +472,6 @@ def encode_member_assignments(owner, base, list topics, Py_ssize_t n_members, co
     heap_b += b"\0"    # never empty: its first byte's address is taken
     cdef const uint8_t[::1] heap = heap_b
     # counting sort of the global partitions by member (each member's stay in g order)
-    start_arr = np.zeros(n_members + 1, dtype=np.int64)
-    cdef int64_t[::1] start = start_arr
-    for g in range(N):
-        m = own[g]
-        if m >= n_members or m < -1:
-            raise ValueError(f"owner[{g}] = {m} is not a member index")
-        if m >= 0:
-            start[m + 1] += 1
     for m in range(n_members):
         start[m + 1] += start[m]
     order_arr = np.empty(start[n_members] + 1, dtype=np.int64)

@@ -1050,3 +1050,55 @@ def test_kafka_large_scenarios_2000_members_1m_partitions(equal):
                                            (g // P).astype(np.int32), (g % P).astype(np.int32), gens)
     _check_large(owner2, target2, M, T, P, equal, owned_before=prev)
     assert stats["general_path"] == (not equal)
+
+
+# ------------------------------------------------------------------ result views built in C
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sticky_groups(), st.sampled_from(["range", "roundrobin", "sticky", "cooperative-sticky"]),
+       st.integers(0, 3), st.one_of(st.none(), st.binary(max_size=8)))
+def test_result_views_agree(group, strategy, version, user_data):
+    """assignment(), assignment_by_topic() and encoded() say the same thing, and the bytes
+    equal what the object encoder (the spec engine from Python values) writes."""
+    from kcodec.consumer.protocol import Assignment, decode_assignment, encode_assignment
+    members, topics, _ = group
+    r = assign(strategy, members, topics)
+    lists = r.assignment()
+    by_topic = r.assignment_by_topic()
+    blobs = r.encoded(version=version, user_data=user_data)
+    assert set(lists) == set(by_topic) == set(blobs) == {m.member_id for m in members}
+    for m, parts in lists.items():
+        assert all(type(tp) is TopicPartition for tp in parts)
+        assert [TopicPartition(t, p) for t, ps in by_topic[m] for p in ps] == parts
+        assert blobs[m] == encode_assignment(Assignment(parts, user_data), version)
+        assert decode_assignment(blobs[m]).partitions == parts
+
+
+def test_result_views_reject_inconsistent_arrays():
+    from kcodec import _assign
+    import kcodec
+    code = kcodec.program("ConsumerProtocolAssignment", 3).code
+    for fn in (lambda o, b: _assign.member_partitions(o, b, ["t"], 2),
+               lambda o, b: _assign.encode_member_assignments(o, b, ["t"], 2, code, 3)):
+        with pytest.raises(ValueError, match="not a member index"):
+            fn(np.array([0, 2], np.int32), np.array([0, 2]))
+        with pytest.raises(ValueError, match="base"):
+            fn(np.array([0, 1], np.int32), np.array([0, 3]))
+    with pytest.raises(TypeError):
+        _assign.member_partitions(np.array([0], np.int32), np.array([0, 1]), ["t"], 1, dict)
+    # a program of another message is refused, not misread
+    with pytest.raises(NotImplementedError):
+        _assign.encode_member_assignments(np.array([0], np.int32), np.array([0, 1]), ["t"], 1,
+                                          kcodec.program("ConsumerProtocolSubscription", 3).code, 3)
+
+
+def test_member_inputs_of_any_sequence_type():
+    """Topics and owned partitions may be tuples, lists or generators' results; names must
+    be str; odd partition values are ignored claims, not crashes."""
+    ms = [Member("a", ("t1", "t0"), (("t0", 0), ["t1", 1], ("t0", 2**40), ("nope", 0))),
+          Member("b", ["t0", "t1"])]
+    r = assign("cooperative-sticky", ms, {"t0": 2, "t1": 2})
+    assert sum(len(v) for v in r.target_assignment().values()) == 4
+    assert TopicPartition("t0", 0) in r.assignment()["a"]
+    with pytest.raises(TypeError, match="topic names must be str"):
+        assign("range", [Member("a", [b"t0"])], {"t0": 1})
