@@ -6,7 +6,7 @@
 
 int64_t kc_assign_total_partitions(const kc_assign_input *in)
 {
-    if (!in || in->n_topics < 0)
+    if (!in || in->n_topics < 0 || (in->n_topics > 0 && !in->part_count))
         return KC_ASSIGN_EINVAL;
     int64_t total = 0;
     for (int32_t t = 0; t < in->n_topics; t++) {

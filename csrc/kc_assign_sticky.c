@@ -490,6 +490,7 @@ typedef struct {
     int32_t *keep, *tg;    /* [nsub] per (topic, subscriber) entry */
     int64_t *load;         /* [M] */
     uint64_t *scratch;     /* [max subscribers of a topic] */
+    int32_t *dropped;      /* [nsub] rack-aware: owned units given up for a rack mismatch, or NULL */
 } gstate;
 
 /* Give u more units of topic t to its least loaded subscribers (ties: member order). */
@@ -529,12 +530,16 @@ static void water_fill(const kc_ctx *cx, gstate *G, int32_t t, int64_t u)
     int64_t rem = u - used;
     if (rem <= 0)
         return;
-    /* the last units go to members at the level with the fewest subscriptions first (they
-       have the fewest other ways to be balanced), then in member order */
+    /* the last units go first to members at the level that gave up one of the topic's
+       partitions for a rack mismatch (the unit may be that partition: no move, and no
+       partition bouncing between two equal members from one rebalance to the next), then
+       to those with the fewest subscriptions (they have the fewest other ways to be
+       balanced), then in member order */
     int64_t n = 0;
     for (int32_t e = lo; e < hi; e++)
         if (G->load[cx->tsub_mem[e]] == L)
-            G->scratch[n++] = ((uint64_t)(cx->msub_off[cx->tsub_mem[e] + 1] - cx->msub_off[cx->tsub_mem[e]]) << 32)
+            G->scratch[n++] = ((uint64_t)(G->dropped && G->dropped[e] > 0 ? 0 : 1) << 62)
+                              | ((uint64_t)(cx->msub_off[cx->tsub_mem[e] + 1] - cx->msub_off[cx->tsub_mem[e]]) << 32)
                               | (uint32_t)e;
     kc_sort_u64(G->scratch, n);
     for (int64_t i = 0; i < n && rem > 0; i++, rem--) {
@@ -722,6 +727,7 @@ static int general(sticky *s, kc_assign_stats *st)
     G.tg = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
     G.load = (int64_t *)calloc((size_t)M + 1, sizeof(int64_t));
     G.scratch = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)M + 1));
+    G.dropped = NULL;
     int32_t *eot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     int32_t *tstamp = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     uint64_t *tkeys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)T + 1));
@@ -754,7 +760,8 @@ static int general(sticky *s, kc_assign_stats *st)
     if (s->rack_aware) {
         matchable = (uint8_t *)calloc((size_t)cx->N + 1, 1);
         rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)R + 1));
-        if (!matchable || !rmark) {
+        G.dropped = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
+        if (!matchable || !rmark || !G.dropped) {
             rc = KC_ASSIGN_ENOMEM;
             goto out;
         }
@@ -792,6 +799,7 @@ static int general(sticky *s, kc_assign_stats *st)
                 continue;
             if (mismatch(s, m, g) && matchable[g]) {
                 s->rdrop[g] = m;
+                G.dropped[eot[t]]++;
                 continue;
             }
             s->tgt[g] = m;
@@ -926,6 +934,7 @@ out:
     free(G.tg);
     free(G.load);
     free(G.scratch);
+    free(G.dropped);
     free(eot);
     free(tstamp);
     free(tkeys);
@@ -939,30 +948,144 @@ out:
     return rc;
 }
 
+/* ---------------------------------------------------------------- idle rack drops */
+
+/*
+ * A mismatched owned partition is dropped so that a member on its racks can take it; when
+ * it ends on another mismatched member instead, the move gained nothing and costs a
+ * revocation (and the result is not a fixed point: fed back, the same partitions swap
+ * again). Undo such a move by an exchange that keeps every member's load: the dropper
+ * takes its partition back and hands the new holder one it gained this round, of a topic
+ * the holder subscribes, as well placed on racks, where no subscriber of either topic is
+ * left two or more below its holders (Kafka's balance).
+ */
+#define IDLE_DROP_SCAN 64
+
+static int undo_idle_drops(sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    int32_t M = cx->M, T = cx->T;
+    int64_t N = cx->N;
+    int rc = KC_ASSIGN_OK;
+    int64_t *load = (int64_t *)calloc((size_t)M + 1, sizeof(int64_t));
+    int64_t *tmin = (int64_t *)malloc(sizeof(int64_t) * ((size_t)T + 1));
+    int64_t *goff = (int64_t *)calloc((size_t)M + 2, sizeof(int64_t));
+    int32_t *gained = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    int32_t *topic = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    if (!load || !tmin || !goff || !gained || !topic) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    int any = 0;
+    for (int32_t t = 0; t < T; t++)
+        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++) {
+            topic[g] = t;
+            int32_t m = s->tgt[g];
+            if (m < 0)
+                continue;
+            load[m]++;
+            if (s->cl_owner[g] != m)
+                goff[m + 2]++;
+            if (s->rdrop[g] >= 0 && s->rdrop[g] != m)
+                any = 1;
+        }
+    if (!any)
+        goto out;
+    for (int32_t t = 0; t < T; t++) {
+        tmin[t] = INT64_MAX;
+        for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++)
+            if (load[cx->tsub_mem[e]] < tmin[t])
+                tmin[t] = load[cx->tsub_mem[e]];
+    }
+    for (int32_t m = 0; m < M; m++)
+        goff[m + 2] += goff[m + 1];
+    for (int64_t g = 0; g < N; g++) {
+        int32_t m = s->tgt[g];
+        if (m >= 0 && s->cl_owner[g] != m)
+            gained[goff[m + 1]++] = (int32_t)g;
+    }
+    /* goff[m] .. goff[m + 1]: what m gained; taken entries become -1 */
+    for (int64_t g = 0; g < N; g++) {
+        int32_t m = s->rdrop[g], x = s->tgt[g];
+        if (m < 0 || x < 0 || x == m || !mismatch(s, x, g) || tmin[topic[g]] < load[m] - 1)
+            continue;
+        int32_t scanned = 0;
+        for (int64_t i = goff[m]; i < goff[m + 1] && scanned < IDLE_DROP_SCAN; i++) {
+            int32_t y = gained[i];
+            if (y < 0)
+                continue;
+            scanned++;
+            int32_t ty = topic[y];
+            if (s->tgt[y] != m || sub_entry(cx, ty, x) < 0 || tmin[ty] < load[x] - 1
+                || (mismatch(s, x, y) && !mismatch(s, m, y)))
+                continue;
+            s->tgt[g] = m;
+            s->tgt[y] = x;
+            gained[i] = -1;
+            break;
+        }
+    }
+out:
+    free(load);
+    free(tmin);
+    free(goff);
+    free(gained);
+    free(topic);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- entry point */
 
-int kc_assign_sticky(const kc_assign_input *in, int cooperative,
-                     int32_t *owner_out, int32_t *target_out, kc_assign_stats *st)
+/* Rack-aware: partitions on a member off their racks while a subscriber of their topic is
+   on one of them. With none, the target is a fixed point (fed back, nothing is dropped). */
+static int64_t rack_improvable(const sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t *rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)in->n_racks + 1));
+    if (!rmark)
+        return -1;
+    for (int32_t r = 0; r < in->n_racks; r++)
+        rmark[r] = -1;
+    int64_t n = 0;
+    for (int32_t t = 0; t < cx->T; t++) {
+        for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++)
+            if (in->member_rack[cx->tsub_mem[e]] >= 0)
+                rmark[in->member_rack[cx->tsub_mem[e]]] = t;
+        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++) {
+            if (s->tgt[g] < 0 || !mismatch(s, s->tgt[g], g))
+                continue;
+            for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
+                if (rmark[in->prack[j]] == t) {
+                    n++;
+                    break;
+                }
+        }
+    }
+    free(rmark);
+    return n;
+}
+
+/* One sticky computation: tgt from in's claims. claim (may be NULL) receives the winning
+   previous owner of each partition (-1 none, -2 claimed twice); *rack_aware whether the
+   assignment was rack aware and *improvable (both may be NULL) its rack_improvable count. */
+static int sticky_compute(const kc_assign_input *in, int32_t *tgt, int32_t *claim, int *rack_aware,
+                          int64_t *improvable, kc_assign_stats *st)
 {
     sticky s;
     memset(&s, 0, sizeof(s));
-    if (st)
-        memset(st, 0, sizeof(*st));
     int rc = kc_assign_prepare(in, &s.cx);
     if (rc)
         return rc;
     s.in = in;
+    s.tgt = tgt;
     const kc_ctx *cx = &s.cx;
     size_t N1 = (size_t)cx->N + 1;
     s.gen = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->M + 1));
     s.cl_owner = (int32_t *)malloc(sizeof(int32_t) * N1);
     s.cl_gen = (int32_t *)malloc(sizeof(int32_t) * N1);
     s.prev = (int32_t *)malloc(sizeof(int32_t) * N1);
-    int32_t *tgt_own = NULL;
-    s.tgt = target_out;
-    if (!s.tgt)
-        s.tgt = tgt_own = (int32_t *)malloc(sizeof(int32_t) * N1);
-    if (!s.gen || !s.cl_owner || !s.cl_gen || !s.prev || !s.tgt) {
+    if (!s.gen || !s.cl_owner || !s.cl_gen || !s.prev) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
     }
@@ -975,7 +1098,7 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
             maxg = s.gen[m];
     }
     for (int64_t g = 0; g < cx->N; g++)
-        s.tgt[g] = -1;
+        tgt[g] = -1;
     resolve_claims(&s, st);
     rc = setup_racks(&s);
     if (rc)
@@ -989,6 +1112,8 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
         for (int64_t g = 0; g < cx->N; g++)
             s.rdrop[g] = -1;
     }
+    if (rack_aware)
+        *rack_aware = s.rack_aware;
     if (st) {
         st->max_generation = maxg;
         st->rack_aware = s.rack_aware;
@@ -1002,19 +1127,172 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
         if (st)
             st->general_path = !eq;
         rc = eq ? constrained(&s) : general(&s, st);
+        if (!rc && s.rack_aware)
+            rc = undo_idle_drops(&s);
         if (rc)
             goto out;
     }
+    if (improvable && s.rack_aware) {
+        *improvable = rack_improvable(&s);
+        if (*improvable < 0) {
+            rc = KC_ASSIGN_ENOMEM;
+            goto out;
+        }
+    }
+    if (claim)
+        memcpy(claim, s.cl_owner, sizeof(int32_t) * (size_t)cx->N);
+out:
+    sticky_free(&s);
+    return rc;
+}
 
+/*
+ * With racks, one pass can leave moves for the next rebalance: a rack move can become
+ * possible only once this round's revocations have freed room on a member of the right
+ * rack, and a rack-improving exchange can become visible only once partitions sit where
+ * this pass put them. Cooperative, the next round would then revoke again (a third round);
+ * eager, a rebalance with nothing changed would move partitions. So the leader looks one
+ * round ahead: from what members will own once they have revoked (their handout, all at
+ * one generation; eager: the whole target) the next round must revoke nothing, and its
+ * result must be a fixed point. While either fails, the look-ahead's result becomes the
+ * target; that only brings forward moves later rounds would make. Bounded; without racks
+ * the target already has both properties.
+ */
+#define SETTLE_ROUNDS 4
+
+/* handed out this round: not held back for a revocation (see kc_assign_sticky) */
+static inline int handed_out(const int32_t *tgt, const int32_t *claim, int64_t g)
+{
+    return tgt[g] >= 0 && (!claim || claim[g] == -1 || claim[g] == tgt[g]);
+}
+
+typedef struct {
+    int64_t *own_off;
+    int32_t *own_topic, *own_part, *gen0;
+} owned_csr;
+
+/* next = the sticky target when members own what tgt hands out (claim NULL: all of tgt);
+   *kept: whether next leaves every one of those partitions where it is. */
+static int look_ahead(const kc_assign_input *in, int64_t N, const int32_t *tgt, const int32_t *claim,
+                      owned_csr *o, int32_t *next, int *kept)
+{
+    int32_t M = in->n_members;
+    memset(o->own_off, 0, sizeof(int64_t) * ((size_t)M + 2));
+    for (int64_t g = 0; g < N; g++)
+        if (handed_out(tgt, claim, g))
+            o->own_off[tgt[g] + 2]++;
+    for (int32_t m = 0; m < M; m++)
+        o->own_off[m + 2] += o->own_off[m + 1];
+    for (int32_t t = 0, g = 0; t < in->n_topics; t++)
+        for (int32_t p = 0; p < in->part_count[t]; p++, g++)
+            if (handed_out(tgt, claim, g)) {
+                int64_t k = o->own_off[tgt[g] + 1]++;
+                o->own_topic[k] = t;
+                o->own_part[k] = p;
+            }
+    kc_assign_input after = *in;
+    after.own_off = o->own_off;
+    after.own_topic = o->own_topic;
+    after.own_part = o->own_part;
+    after.generation = o->gen0;
+    int rc = sticky_compute(&after, next, NULL, NULL, NULL, NULL);
+    *kept = 1;
+    for (int64_t g = 0; g < N && !rc && *kept; g++)
+        if (handed_out(tgt, claim, g) && next[g] != tgt[g])
+            *kept = 0;
+    return rc;
+}
+
+static int settle_target(const kc_assign_input *in, int64_t N, int32_t *tgt, const int32_t *claim)
+{
+    int32_t M = in->n_members;
+    owned_csr o;
+    o.own_off = (int64_t *)calloc((size_t)M + 2, sizeof(int64_t));
+    o.own_topic = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    o.own_part = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    o.gen0 = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    int32_t *next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    int32_t *after = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    int32_t *first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
+    int rc = KC_ASSIGN_OK;
+    if (!o.own_off || !o.own_topic || !o.own_part || !o.gen0 || !next || !after || !first) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    memcpy(first, tgt, sizeof(int32_t) * (size_t)N);
+    for (int round = 0; round < SETTLE_ROUNDS; round++) {
+        int kept;
+        rc = look_ahead(in, N, tgt, claim, &o, next, &kept);     /* the next round */
+        if (rc)
+            goto out;
+        if (kept) {
+            int held = 0;
+            for (int64_t g = 0; g < N && !held; g++)
+                held = tgt[g] >= 0 && !handed_out(tgt, claim, g);
+            if (!held && memcmp(next, tgt, sizeof(int32_t) * (size_t)N) == 0)
+                goto out;           /* members own all of tgt already: the one after is the same */
+            rc = look_ahead(in, N, next, NULL, &o, after, &kept); /* and the one after */
+            if (rc || kept)
+                goto out;
+            memcpy(tgt, after, sizeof(int32_t) * (size_t)N);
+        } else {
+            memcpy(tgt, next, sizeof(int32_t) * (size_t)N);
+        }
+    }
+    /* no settled target within the bound (the look-aheads cycle): the first one moves least */
+    memcpy(tgt, first, sizeof(int32_t) * (size_t)N);
+out:
+    free(o.own_off);
+    free(o.own_topic);
+    free(o.own_part);
+    free(o.gen0);
+    free(next);
+    free(after);
+    free(first);
+    return rc;
+}
+
+int kc_assign_sticky(const kc_assign_input *in, int cooperative,
+                     int32_t *owner_out, int32_t *target_out, kc_assign_stats *st)
+{
+    if (st)
+        memset(st, 0, sizeof(*st));
+    int64_t N = kc_assign_total_partitions(in);
+    if (N < 0)
+        return (int)N;
+    size_t N1 = (size_t)N + 1;
+    int32_t *tgt_own = NULL, *claim = (int32_t *)malloc(sizeof(int32_t) * N1);
+    int32_t *tgt = target_out;
+    if (!tgt)
+        tgt = tgt_own = (int32_t *)malloc(sizeof(int32_t) * N1);
+    int rc = KC_ASSIGN_OK;
+    int rack_aware = 0;
+    int64_t improvable = 0, held = 0;
+    if (!claim || !tgt) {
+        rc = KC_ASSIGN_ENOMEM;
+        goto out;
+    }
+    rc = sticky_compute(in, tgt, claim, &rack_aware, &improvable, st);
+    if (rc)
+        goto out;
+    for (int64_t g = 0; rack_aware && cooperative && g < N; g++)
+        if (tgt[g] >= 0 && !handed_out(tgt, claim, g))
+            held++;
+    /* nothing held back and nothing to improve on racks: already settled */
+    if (rack_aware && (improvable > 0 || held > 0)) {
+        rc = settle_target(in, N, tgt, cooperative ? claim : NULL);
+        if (rc)
+            goto out;
+    }
     if (owner_out) {
-        memcpy(owner_out, s.tgt, sizeof(int32_t) * (size_t)cx->N);
+        memcpy(owner_out, tgt, sizeof(int32_t) * (size_t)N);
         if (cooperative) {
             /* Held back: partitions whose winning previous claim (highest generation) is
                another member's, or that were claimed twice. A stale claim by the new owner
                does not count: the current owner must revoke first (KAFKA-14639). */
             int64_t nt = 0;
-            for (int64_t g = 0; g < cx->N; g++)
-                if (s.tgt[g] >= 0 && s.cl_owner[g] != -1 && s.cl_owner[g] != s.tgt[g]) {
+            for (int64_t g = 0; g < N; g++)
+                if (tgt[g] >= 0 && !handed_out(tgt, claim, g)) {
                     owner_out[g] = -1;
                     nt++;
                 }
@@ -1024,6 +1302,6 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
     }
 out:
     free(tgt_own);
-    sticky_free(&s);
+    free(claim);
     return rc;
 }
