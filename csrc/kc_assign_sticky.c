@@ -1150,13 +1150,17 @@ out:
  * With racks, one pass can leave moves for the next rebalance: a rack move can become
  * possible only once this round's revocations have freed room on a member of the right
  * rack, and a rack-improving exchange can become visible only once partitions sit where
- * this pass put them. Cooperative, the next round would then revoke again (a third round);
- * eager, a rebalance with nothing changed would move partitions. So the leader looks one
- * round ahead: from what members will own once they have revoked (their handout, all at
- * one generation; eager: the whole target) the next round must revoke nothing, and its
- * result must be a fixed point. While either fails, the look-ahead's result becomes the
- * target; that only brings forward moves later rounds would make. Bounded; without racks
- * the target already has both properties.
+ * this pass put them. So the leader looks one round ahead, from what members will own
+ * once they have revoked (their handout, all at one generation):
+ *  - a round that holds partitions back needs a next round that revokes nothing (or the
+ *    rebalance takes a third round): while the look-ahead would revoke, its result
+ *    becomes the target, which only brings forward moves the next round would make;
+ *  - a round that holds nothing back is the last one: its target should be a fixed point
+ *    (fed back, nothing moves), but only moves that revoke nothing may be adopted for
+ *    that, or this round would stop being the last. Eager, nothing is ever held back
+ *    (everything is revoked before joining), so the target becomes a fixed point.
+ * Bounded; when the look-aheads cycle the first target stands. Without racks the target
+ * has both properties already.
  */
 #define SETTLE_ROUNDS 4
 
@@ -1164,6 +1168,14 @@ out:
 static inline int handed_out(const int32_t *tgt, const int32_t *claim, int64_t g)
 {
     return tgt[g] >= 0 && (!claim || claim[g] == -1 || claim[g] == tgt[g]);
+}
+
+static int64_t held_back(const int32_t *tgt, const int32_t *claim, int64_t N)
+{
+    int64_t n = 0;
+    for (int64_t g = 0; claim && g < N; g++)
+        n += tgt[g] >= 0 && !handed_out(tgt, claim, g);
+    return n;
 }
 
 typedef struct {
@@ -1212,34 +1224,23 @@ static int settle_target(const kc_assign_input *in, int64_t N, int32_t *tgt, con
     o.own_part = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
     o.gen0 = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
     int32_t *next = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
-    int32_t *after = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
     int32_t *first = (int32_t *)malloc(sizeof(int32_t) * ((size_t)N + 1));
     int rc = KC_ASSIGN_OK;
-    if (!o.own_off || !o.own_topic || !o.own_part || !o.gen0 || !next || !after || !first) {
+    if (!o.own_off || !o.own_topic || !o.own_part || !o.gen0 || !next || !first) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
     }
     memcpy(first, tgt, sizeof(int32_t) * (size_t)N);
     for (int round = 0; round < SETTLE_ROUNDS; round++) {
         int kept;
-        rc = look_ahead(in, N, tgt, claim, &o, next, &kept);     /* the next round */
-        if (rc)
-            goto out;
-        if (kept) {
-            int held = 0;
-            for (int64_t g = 0; g < N && !held; g++)
-                held = tgt[g] >= 0 && !handed_out(tgt, claim, g);
-            if (!held && memcmp(next, tgt, sizeof(int32_t) * (size_t)N) == 0)
-                goto out;           /* members own all of tgt already: the one after is the same */
-            rc = look_ahead(in, N, next, NULL, &o, after, &kept); /* and the one after */
-            if (rc || kept)
-                goto out;
-            memcpy(tgt, after, sizeof(int32_t) * (size_t)N);
-        } else {
-            memcpy(tgt, next, sizeof(int32_t) * (size_t)N);
-        }
+        int last = held_back(tgt, claim, N) == 0;
+        rc = look_ahead(in, N, tgt, claim, &o, next, &kept);
+        if (rc || kept)
+            goto out;                  /* the next round changes nothing this one hands out */
+        if (last && held_back(next, claim, N) > 0)
+            goto out;                  /* improving would cost another round: not now */
+        memcpy(tgt, next, sizeof(int32_t) * (size_t)N);
     }
-    /* no settled target within the bound (the look-aheads cycle): the first one moves least */
     memcpy(tgt, first, sizeof(int32_t) * (size_t)N);
 out:
     free(o.own_off);
@@ -1247,7 +1248,6 @@ out:
     free(o.own_part);
     free(o.gen0);
     free(next);
-    free(after);
     free(first);
     return rc;
 }
@@ -1267,7 +1267,7 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
         tgt = tgt_own = (int32_t *)malloc(sizeof(int32_t) * N1);
     int rc = KC_ASSIGN_OK;
     int rack_aware = 0;
-    int64_t improvable = 0, held = 0;
+    int64_t improvable = 0, held;
     if (!claim || !tgt) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
@@ -1275,9 +1275,7 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
     rc = sticky_compute(in, tgt, claim, &rack_aware, &improvable, st);
     if (rc)
         goto out;
-    for (int64_t g = 0; rack_aware && cooperative && g < N; g++)
-        if (tgt[g] >= 0 && !handed_out(tgt, claim, g))
-            held++;
+    held = rack_aware && cooperative ? held_back(tgt, claim, N) : 0;
     /* nothing held back and nothing to improve on racks: already settled */
     if (rack_aware && (improvable > 0 || held > 0)) {
         rc = settle_target(in, N, tgt, cooperative ? claim : NULL);

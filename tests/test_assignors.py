@@ -696,9 +696,8 @@ def test_random_arrays_never_crash(n_members, counts, data):
 
 # ------------------------------------------------------------------ drop-in adapters (real client classes)
 
-def _kp_cluster(topics: Dict[str, int], racks_=("a", "b", "c")):
-    """A real kafka-python ClusterMetadata fed a MetadataResponse, as the client does."""
-    from kafka.cluster import ClusterMetadata
+def _kp_metadata(topics: Dict[str, int], racks_=("a", "b", "c")):
+    """A kafka-python MetadataResponse: brokers on racks, partition p led by broker p % racks."""
     from kafka.protocol.metadata import MetadataResponse as M
     T_ = M.MetadataResponseTopic
     P_ = T_.MetadataResponsePartition
@@ -708,8 +707,14 @@ def _kp_cluster(topics: Dict[str, int], racks_=("a", "b", "c")):
                partitions=[P_(version=1, error_code=0, partition_index=p, leader_id=p % len(racks_),
                               replica_nodes=[p % len(racks_)], isr_nodes=[p % len(racks_)]) for p in range(n)])
             for t, n in topics.items()]
+    return M(version=1, brokers=brokers, controller_id=0, topics=tops)
+
+
+def _kp_cluster(topics: Dict[str, int], racks_=("a", "b", "c")):
+    """A real kafka-python ClusterMetadata fed a MetadataResponse, as the client does."""
+    from kafka.cluster import ClusterMetadata
     c = ClusterMetadata()
-    c.update_metadata(M(version=1, brokers=brokers, controller_id=0, topics=tops))
+    c.update_metadata(_kp_metadata(topics, racks_))
     return c
 
 
@@ -755,27 +760,90 @@ def test_kafka_python_adapters_in_a_rebalance():
         assert a == b
 
 
-def test_kafka_python_cooperative_two_phase_and_protocol():
-    pytest.importorskip("kafka")
-    from kafka.coordinator.assignors.abstract import RebalanceProtocol as KPProto
+class _RecordingListener:
+    """Records a kafka-python rebalance listener's calls (mixed into the client's own
+    ConsumerRebalanceListener, which the client insists on)."""
+
+    calls: List[tuple]
+
+    def on_partitions_revoked(self, revoked):
+        self.calls.append(("revoked", sorted((tp.topic, tp.partition) for tp in revoked)))
+
+    def on_partitions_assigned(self, assigned):
+        self.calls.append(("assigned", sorted((tp.topic, tp.partition) for tp in assigned)))
+
+    def on_partitions_lost(self, lost):
+        self.calls.append(("lost", sorted((tp.topic, tp.partition) for tp in lost)))
+
+
+def _kp_consumer(topics: List[str], metadata):
+    """kafka-python's own ConsumerCoordinator with our CooperativeStickyAssignor configured,
+    on a client that never connects (its cluster fed the metadata), with a listener."""
+    from kafka.consumer.subscription_state import SubscriptionState
     from kafka.coordinator.consumer import ConsumerCoordinator
+    from kafka.net import KafkaNetClient
     from kcodec.consumer import adapters
-    # the client's own protocol selection accepts it and picks COOPERATIVE
-    fake = type("C", (), {"_assignors": {"cooperative-sticky": adapters.CooperativeStickyAssignor()}})()
-    assert ConsumerCoordinator._validate_rebalance_protocol(fake) == KPProto.COOPERATIVE
-    cluster = _kp_cluster({"orders": 6})
-    a = {"c1": adapters.CooperativeStickyAssignor()}
-    r1 = _kp_rebalance(a, {"c1": ["orders"]}, cluster, 1)
-    assert len(r1["c1"]) == 6
-    # a second member joins: first round only revokes, second round assigns
-    a["c2"] = adapters.CooperativeStickyAssignor()
-    subs = {"c1": ["orders"], "c2": ["orders"]}
-    r2 = _kp_rebalance(a, subs, cluster, 2)
-    assert r2["c2"] == set() and len(r2["c1"]) == 3
-    owned = {"c1": sorted(r1["c1"]), "c2": []}
-    validate_cooperative_assignment(owned, {m: sorted(v) for m, v in r2.items()})
-    r3 = _kp_rebalance(a, subs, cluster, 3)
-    assert r3["c1"] == r2["c1"] and len(r3["c2"]) == 3 and not (r3["c1"] & r3["c2"])
+    client = KafkaNetClient(bootstrap_servers="127.0.0.1:1", api_version=(4, 0))
+    client.cluster.update_metadata(metadata)
+    from kafka.consumer.subscription_state import ConsumerRebalanceListener
+    listener = type("Listener", (_RecordingListener, ConsumerRebalanceListener), {})()
+    listener.calls = []
+    sub = SubscriptionState()
+    sub.subscribe(topics=topics, listener=listener)
+    co = ConsumerCoordinator(client, sub, group_id="g", api_version=(4, 0), enable_auto_commit=False,
+                             assignors=[adapters.CooperativeStickyAssignor])
+    return co, listener
+
+
+def _kp_join_round(coordinators: Dict[str, Any], generation: int) -> Dict[str, set]:
+    """One JoinGroup/SyncGroup round through the coordinators' own code: each sends its
+    group_protocols() metadata bytes, the first one leads (_perform_assignment), each
+    completes the join with its SyncGroup bytes (_on_join_complete_async: KIP-429
+    revoke/assign bookkeeping, listener calls, rejoin request)."""
+    import asyncio
+    from kafka.protocol.consumer.group import JoinGroupResponse
+    Mem = JoinGroupResponse.JoinGroupResponseMember
+    for co in coordinators.values():
+        co.rejoin_needed = False
+    members = [Mem(version=5, member_id=mid, group_instance_id=None,
+                   metadata=dict(co.group_protocols())["cooperative-sticky"].encode())
+               for mid, co in coordinators.items()]
+    leader_id, leader = next(iter(coordinators.items()))
+    group_assignment = leader._perform_assignment(leader_id, "cooperative-sticky", members)
+
+    async def complete():
+        for mid, co in coordinators.items():
+            await co._on_join_complete_async(generation, mid, "cooperative-sticky",
+                                             group_assignment[mid].encode())
+    asyncio.run(complete())
+    return {mid: {(tp.topic, tp.partition) for tp in co._subscription.assigned_partitions()}
+            for mid, co in coordinators.items()}
+
+
+def test_kafka_python_consumer_coordinators_run_a_cooperative_rebalance():
+    pytest.importorskip("kafka")
+    pytest.importorskip("kafka.net")
+    from kafka.coordinator.assignors.abstract import RebalanceProtocol as KPProto
+    md = _kp_metadata({"orders": 6, "payments": 3})
+    c1, l1 = _kp_consumer(["orders", "payments"], md)
+    assert c1._rebalance_protocol == KPProto.COOPERATIVE     # the client's own protocol check
+    r1 = _kp_join_round({"c1": c1}, 1)
+    assert len(r1["c1"]) == 9 and l1.calls == [("assigned", sorted(r1["c1"]))]
+    # c2 joins: c1 revokes what c2 will get and rejoins; nothing is handed over yet
+    c2, l2 = _kp_consumer(["orders", "payments"], md)
+    group = {"c1": c1, "c2": c2}
+    r2 = _kp_join_round(group, 2)
+    revoked = sorted(r1["c1"] - r2["c1"])
+    assert r2["c2"] == set() and len(revoked) == 4 and c1.rejoin_needed
+    assert l1.calls[-1] == ("revoked", revoked)
+    validate_cooperative_assignment({"c1": sorted(r1["c1"]), "c2": []}, {m: sorted(v) for m, v in r2.items()})
+    # the second round hands the revoked partitions to c2; nobody needs another round
+    r3 = _kp_join_round(group, 3)
+    assert r3["c1"] == r2["c1"] and sorted(r3["c2"]) == revoked
+    assert l2.calls[-1] == ("assigned", revoked)
+    assert not c1.rejoin_needed and not c2.rejoin_needed
+    # a stable group stays put
+    assert _kp_join_round(group, 4) == r3
 
 
 def test_kafka_python_sticky_interoperates_with_kafka_pythons_own():

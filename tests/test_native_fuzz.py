@@ -1,9 +1,10 @@
-"""The C engine on its own: warning-free C99, and a short fuzz run under ASan + UBSan.
+"""The C kernels on their own: warning-free C99, and short fuzz runs under ASan + UBSan.
 
 Builds csrc/kc_engine.c with csrc/fuzz/fuzz_engine.c (a standalone mutation driver, also a
 libFuzzer target) and runs it for a few seconds over the shared vectors, truncated and
-mutated, against real programs dumped from kcodec._program.  KCODEC_FUZZ_SECONDS sets the
-duration (default 5).
+mutated, against real programs dumped from kcodec._program; and the assignors
+(csrc/kc_assign_*.c) with csrc/fuzz/fuzz_assign.c over random groups.  KCODEC_FUZZ_SECONDS
+sets each run's duration (default 5).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def _compile(args, cwd):
     assert r.stderr.strip() == "", r.stderr     # no warnings either
 
 
-@pytest.mark.parametrize("src", ["kc_engine.c", "fuzz/fuzz_engine.c"])
+@pytest.mark.parametrize("src", ["kc_engine.c", "fuzz/fuzz_engine.c", "kc_assign_common.c", "kc_assign_range.c",
+                                 "kc_assign_sticky.c", "fuzz/fuzz_assign.c"])
 def test_c99_warning_free(src, tmp_path):
     _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
               "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
@@ -43,6 +45,19 @@ def _sanitizer_works(tmp_path) -> bool:
     r = subprocess.run([CC, "-fsanitize=address,undefined", str(probe), "-o", str(tmp_path / "probe")],
                        capture_output=True)
     return r.returncode == 0 and subprocess.run([str(tmp_path / "probe")]).returncode == 0
+
+
+SANITIZE = ["-std=c99", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer", "-I", str(CSRC)]
+SANITIZER_ENV = dict(ASAN_OPTIONS="detect_leaks=1:abort_on_error=1", UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+SECONDS = os.environ.get("KCODEC_FUZZ_SECONDS", "5")
+
+
+def _run_fuzzer(exe, args, cwd):
+    r = subprocess.run([str(exe)] + args, cwd=cwd, capture_output=True, text=True,
+                       env=dict(os.environ, **SANITIZER_ENV), timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    assert "no crash" in r.stdout
 
 
 def test_fuzz_engine_asan(tmp_path):
@@ -65,13 +80,16 @@ def test_fuzz_engine_asan(tmp_path):
     (tmp_path / "programs.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "corpus.txt").write_text("\n".join(corpus) + "\n")
     exe = tmp_path / "fuzz_engine"
-    _compile(["-std=c99", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-              "-fno-omit-frame-pointer", "-I", str(CSRC), str(CSRC / "kc_engine.c"),
-              str(CSRC / "fuzz" / "fuzz_engine.c"), "-o", str(exe)], tmp_path)
-    seconds = os.environ.get("KCODEC_FUZZ_SECONDS", "5")
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    r = subprocess.run([str(exe), "programs.txt", "corpus.txt", seconds, "12345"], cwd=tmp_path,
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    assert "no crash" in r.stdout
+    _compile(SANITIZE + [str(CSRC / "kc_engine.c"), str(CSRC / "fuzz" / "fuzz_engine.c"), "-o", str(exe)], tmp_path)
+    _run_fuzzer(exe, ["programs.txt", "corpus.txt", SECONDS, "12345"], tmp_path)
+
+
+def test_fuzz_assign_asan(tmp_path):
+    """Random groups (claims of unknown partitions, stale and tied generations, racks)
+    through all four assignors: valid results, cooperative safety, no memory error."""
+    if not _sanitizer_works(tmp_path):
+        pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
+    exe = tmp_path / "fuzz_assign"
+    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_assign_*.c"))]
+             + [str(CSRC / "fuzz" / "fuzz_assign.c"), "-o", str(exe)], tmp_path)
+    _run_fuzzer(exe, [SECONDS, "4242"], tmp_path)
