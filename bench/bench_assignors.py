@@ -32,7 +32,7 @@ import resource
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 SIZES = [(10, 10, 10), (100, 50, 20), (500, 100, 100), (1000, 200, 100), (2000, 500, 100), (2000, 500, 2000)]
 EVENTS = ["fresh", "leave", "join"]
 SUBS = ["equal", "unequal"]
+RACK_SIZES = [s for s in SIZES if s[0] >= 500]
 KP_MAX_PARTITIONS = int(os.environ.get("KCODEC_BENCH_KP_MAX_PARTITIONS", "10000"))
 MEMORY = os.environ.get("KCODEC_BENCH_MEMORY", "1") != "0"
 
@@ -70,32 +71,51 @@ def _owned_from(owner: np.ndarray, M: int, T: int, P: int, keep_map: np.ndarray)
     return off, (g // P).astype(np.int32), (g % P).astype(np.int32)
 
 
-def build_arrays(M: int, T: int, P: int, subs: str, event: str) -> Dict[str, Any]:
-    """Inputs of ``assign_arrays`` for one scenario (previous rounds computed by kcodec)."""
+RACKS = ("use1-az1", "use1-az2", "use1-az3")
+
+
+def _rack_arrays(n_members: int, first: int, N: int) -> Dict[str, Any]:
+    """KIP-881 inputs: members round-robin over three racks (member k of the original
+    numbering on rack k % 3, so a member keeps its rack when another leaves), and partition
+    g's replicas on racks g % 3 and (g + 1) % 3 (replication factor 2 over 3 racks, so
+    where a partition goes matters)."""
+    g = np.arange(N)
+    return dict(member_rack=((np.arange(n_members) + first) % 3).astype(np.int32), n_racks=3,
+                prack_off=np.arange(0, 2 * N + 1, 2, dtype=np.int64),
+                prack=np.stack([g % 3, (g + 1) % 3], 1).astype(np.int32).ravel())
+
+
+def build_arrays(M: int, T: int, P: int, subs: str, event: str, racks: bool = False) -> Dict[str, Any]:
+    """Inputs of ``assign_arrays`` for one scenario (previous rounds computed by kcodec,
+    rack aware too when ``racks``)."""
     from kcodec.consumer.assignors import assign_arrays
     pc = np.full(T, P, dtype=np.int32)
+
+    def rk(n: int, first: int = 0) -> Dict[str, Any]:
+        return _rack_arrays(n, first, T * P) if racks else {}
+
     if event == "fresh":
         so, st = _subs_arrays(M, T, subs)
-        return dict(n_members=M, part_count=pc, sub_off=so, sub_topic=st)
+        return dict(n_members=M, part_count=pc, sub_off=so, sub_topic=st, **rk(M))
     if event == "leave":
         # everyone was there; member 0 leaves (ids stay sorted, so indexes shift by one)
         so, st = _subs_arrays(M, T, subs)
-        owner, _, _ = assign_arrays("cooperative-sticky", M, pc, so, st)
+        owner, _, _ = assign_arrays("cooperative-sticky", M, pc, so, st, **rk(M))
         keep = np.arange(-1, M - 1, dtype=np.int64)
         so2, st2 = _subs_arrays(M - 1, T, subs)
         oo, ot, op = _owned_from(owner, M - 1, T, P, keep)
         return dict(n_members=M - 1, part_count=pc, sub_off=so2, sub_topic=st2, own_off=oo, own_topic=ot,
-                    own_part=op, generation=np.ones(M - 1, dtype=np.int32))
+                    own_part=op, generation=np.ones(M - 1, dtype=np.int32), **rk(M - 1, 1))
     # join: M-1 members had an assignment; a new member (sorted last) arrives
     so1, st1 = _subs_arrays(M - 1, T, "equal")
-    owner, _, _ = assign_arrays("cooperative-sticky", M - 1, pc, so1, st1)
+    owner, _, _ = assign_arrays("cooperative-sticky", M - 1, pc, so1, st1, **rk(M - 1))
     keep = np.arange(M - 1, dtype=np.int64)
     so, st = _subs_arrays(M, T, subs)
     oo, ot, op = _owned_from(owner, M, T, P, keep)
     gen = np.ones(M, dtype=np.int32)
     gen[-1] = -1
     return dict(n_members=M, part_count=pc, sub_off=so, sub_topic=st, own_off=oo, own_topic=ot, own_part=op,
-                generation=gen)
+                generation=gen, **rk(M))
 
 
 def member_name(i: int) -> str:
@@ -118,10 +138,24 @@ def build_members(arr: Dict[str, Any], event: str) -> List[Any]:
     ot = arr["own_topic"].tolist() if oo is not None else None
     op = arr["own_part"].tolist() if oo is not None else None
     gen = arr.get("generation")
+    mr = arr.get("member_rack")
     for i in range(M):
         owned = [] if oo is None else [(tnames[ot[k]], op[k]) for k in range(oo[i], oo[i + 1])]
         out.append(Member(names[i], [tnames[t] for t in st[so[i]:so[i + 1]]], owned,
-                          None if gen is None or gen[i] < 0 else int(gen[i])))
+                          None if gen is None or gen[i] < 0 else int(gen[i]),
+                          None if mr is None else RACKS[mr[i]]))
+    return out
+
+
+def build_partition_racks(arr: Dict[str, Any]) -> Optional[Dict[str, List[List[str]]]]:
+    """The API's form of the replica racks: {topic: [[rack, ...] per partition]}."""
+    if "prack" not in arr:
+        return None
+    pc, off, pr = arr["part_count"], arr["prack_off"], arr["prack"].tolist()
+    out, g = {}, 0
+    for t, n in enumerate(pc.tolist()):
+        out[topic_name(t)] = [[RACKS[r] for r in pr[off[g + p]:off[g + p + 1]]] for p in range(n)]
+        g += n
     return out
 
 
@@ -130,17 +164,18 @@ def build_members(arr: Dict[str, Any], event: str) -> List[Any]:
 def run_core(arr: Dict[str, Any]) -> Any:
     from kcodec.consumer.assignors import assign_arrays
     return assign_arrays("cooperative-sticky", arr["n_members"], arr["part_count"], arr["sub_off"], arr["sub_topic"],
-                         arr.get("own_off"), arr.get("own_topic"), arr.get("own_part"), arr.get("generation"))
+                         arr.get("own_off"), arr.get("own_topic"), arr.get("own_part"), arr.get("generation"),
+                         arr.get("member_rack"), arr.get("n_racks", 0), arr.get("prack_off"), arr.get("prack"))
 
 
-def run_api(members: List[Any], partitions: Dict[str, int]) -> Any:
+def run_api(members: List[Any], partitions: Dict[str, int], partition_racks: Any = None) -> Any:
     from kcodec.consumer.assignors import assign
-    return assign("cooperative-sticky", members, partitions).encoded()
+    return assign("cooperative-sticky", members, partitions, partition_racks=partition_racks).encoded()
 
 
-def run_api_objects(members: List[Any], partitions: Dict[str, int]) -> Any:
+def run_api_objects(members: List[Any], partitions: Dict[str, int], partition_racks: Any = None) -> Any:
     from kcodec.consumer.assignors import assign
-    return assign("cooperative-sticky", members, partitions).assignment()
+    return assign("cooperative-sticky", members, partitions, partition_racks=partition_racks).assignment()
 
 
 def kp_inputs(members: List[Any], partitions: Dict[str, int]) -> Tuple[Any, List[Any]]:
@@ -179,12 +214,12 @@ def run_kafka_python(cluster: Any, members: List[Any]) -> Any:
     return StickyPartitionAssignor().assign(cluster, members)
 
 
-def measure_rss(impl: str, M: int, T: int, P: int, subs: str, event: str) -> Dict[str, float]:
+def measure_rss(impl: str, M: int, T: int, P: int, subs: str, event: str, racks: bool = False) -> Dict[str, float]:
     """Peak RSS (MB) of a fresh process running the scenario once, and its excess over one
     that only builds the inputs."""
     def child(run: bool) -> float:
         code = (f"import sys; sys.path.insert(0, {HERE!r}); import bench_assignors as B; "
-                f"B._child({impl!r}, {M}, {T}, {P}, {subs!r}, {event!r}, {run})")
+                f"B._child({impl!r}, {M}, {T}, {P}, {subs!r}, {event!r}, {run}, {racks})")
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             raise RuntimeError(r.stderr[-2000:])
@@ -193,18 +228,19 @@ def measure_rss(impl: str, M: int, T: int, P: int, subs: str, event: str) -> Dic
     return {"peak_rss_mb": round(peak, 1), "delta_rss_mb": round(peak - base, 1)}
 
 
-def _child(impl: str, M: int, T: int, P: int, subs: str, event: str, run: bool) -> None:
-    arr = build_arrays(M, T, P, subs, event)
+def _child(impl: str, M: int, T: int, P: int, subs: str, event: str, run: bool, racks: bool = False) -> None:
+    arr = build_arrays(M, T, P, subs, event, racks)
     parts = {topic_name(t): P for t in range(T)}
     if impl == "core":
         if run:
             run_core(arr)
     else:
         members = build_members(arr, event)
+        prack = build_partition_racks(arr)
         del arr
         if impl in ("api", "api-objects"):
             if run:
-                (run_api if impl == "api" else run_api_objects)(members, parts)
+                (run_api if impl == "api" else run_api_objects)(members, parts, prack)
         else:
             cluster, kpm = kp_inputs(members, parts)
             if run:
@@ -277,6 +313,24 @@ if pytest is not None:
         out = benchmark.pedantic(run, args=(members, parts), rounds=rounds, iterations=1)
         assert len(out) == len(members)
         _info(benchmark, impl, size, subs, event, arr)
+
+    @pytest.mark.parametrize("event", EVENTS)
+    @pytest.mark.parametrize("size", RACK_SIZES, ids=_ids)
+    @pytest.mark.parametrize("impl", ["core", "api"])
+    def test_racks(benchmark, impl, size, event):
+        """KIP-881: members on three racks, replicas on two of them (equal subscriptions)."""
+        arr = build_arrays(*size, "equal", event, racks=True)
+        benchmark.extra_info.update({"impl": impl, "members": arr["n_members"], "partitions": size[1] * size[2],
+                                     "event": event, "racks": 3})
+        if impl == "core":
+            owner, target, stats = benchmark(run_core, arr)
+            assert stats["rack_aware"]
+        else:
+            members, prack = build_members(arr, event), build_partition_racks(arr)
+            parts = {topic_name(t): size[2] for t in range(size[1])}
+            benchmark.pedantic(run_api, args=(members, parts, prack), rounds=3, iterations=1)
+        if MEMORY:
+            benchmark.extra_info.update(measure_rss(impl, *size, "equal", event, racks=True))
 
     @pytest.mark.parametrize("event", EVENTS)
     @pytest.mark.parametrize("subs", SUBS)
@@ -381,9 +435,9 @@ if pytest is not None:
 # ------------------------------------------------------------------ table mode
 
 def main() -> None:
-    """``python3 bench/bench_assignors.py [--kafka-python] [--targets]``: a table of every
-    scenario (kafka-python only with ``--kafka-python``), then with ``--targets`` the
-    issue's target rows."""
+    """``python3 bench/bench_assignors.py [--kafka-python] [--racks] [--targets]``: a table of
+    every scenario (kafka-python only with ``--kafka-python``), with ``--racks`` the
+    rack-aware ones, then with ``--targets`` the issue's target rows."""
     kp = "--kafka-python" in sys.argv
     print(f"| {'scenario':28} | {'core s':>9} | {'api s':>9} | {'api-objects s':>13} | {'kafka-python s':>14} | "
           f"{'api RSS MB':>10} |")
@@ -406,9 +460,33 @@ def main() -> None:
                 rss = measure_rss("api", *size, subs, event)["peak_rss_mb"] if MEMORY else ""
                 print(f"| {_ids(size) + ' ' + subs + ' ' + event:28} | {core:9.4f} | {api:9.4f} | {objs:13.4f} | "
                       f"{kps:>14} | {rss:>10} |", flush=True)
+    if "--racks" in sys.argv:
+        print()
+        format_racks(RACK_SIZES, progress=True)
     if "--targets" in sys.argv:
         print()
         print(format_targets(check_targets(with_kafka_python=kp)))
+
+
+def format_racks(sizes: List[Tuple[int, int, int]], progress: bool = False) -> str:
+    """Rack-aware scenarios (KIP-881; equal subscriptions): core, leader path and peak RSS.
+    With ``progress`` each line is printed as it is measured."""
+    out = [f"| {'scenario (3 racks, rf 2)':28} | {'core s':>9} | {'api s':>9} | {'api RSS MB':>10} |",
+           "|---|---:|---:|---:|"]
+    if progress:
+        print("\n".join(out), flush=True)
+    for size in sizes:
+        for event in EVENTS:
+            arr = build_arrays(*size, "equal", event, racks=True)
+            core = _median_time(run_core, (arr,), 3)
+            members, prack = build_members(arr, event), build_partition_racks(arr)
+            parts = {topic_name(t): size[2] for t in range(size[1])}
+            api = _median_time(run_api, (members, parts, prack), 3)
+            rss = measure_rss("api", *size, "equal", event, racks=True)["peak_rss_mb"] if MEMORY else ""
+            out.append(f"| {_ids(size) + ' ' + event:28} | {core:9.4f} | {api:9.4f} | {rss:>10} |")
+            if progress:
+                print(out[-1], flush=True)
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -484,6 +484,38 @@ out:
     return rc;
 }
 
+/* [N] 1 where some subscriber of the partition's topic is on one of its replicas' racks
+   (a member there could take it), or NULL when out of memory. */
+static uint8_t *rack_takers(const sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    uint8_t *takers = (uint8_t *)calloc((size_t)cx->N + 1, 1);
+    int32_t *rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)in->n_racks + 1));
+    if (!takers || !rmark) {
+        free(takers);
+        free(rmark);
+        return NULL;
+    }
+    for (int32_t r = 0; r < in->n_racks; r++)
+        rmark[r] = -1;
+    for (int32_t t = 0; t < cx->T; t++) {
+        for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++) {
+            int32_t r = in->member_rack[cx->tsub_mem[e]];
+            if (r >= 0)
+                rmark[r] = t;
+        }
+        for (int64_t g = cx->base[t]; g < cx->base[t + 1]; g++)
+            for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
+                if (rmark[in->prack[j]] == t) {
+                    takers[g] = 1;
+                    break;
+                }
+    }
+    free(rmark);
+    return takers;
+}
+
 /* ---------------------------------------------------------------- general */
 
 typedef struct {
@@ -736,7 +768,7 @@ static int general(sticky *s, kc_assign_stats *st)
     int32_t R = in->n_racks;
     int32_t *roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
     int32_t *rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
-    int32_t *rmem = NULL, *rmark = NULL;
+    int32_t *rmem = NULL;
     uint8_t *matchable = NULL;
     if (!G.keep || !G.tg || !G.load || !G.scratch || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
         rc = KC_ASSIGN_ENOMEM;
@@ -758,27 +790,11 @@ static int general(sticky *s, kc_assign_stats *st)
        mismatched owned partition is given up only for those; otherwise every taker
        would be as mismatched as its owner, and moving it would be churn for nothing. */
     if (s->rack_aware) {
-        matchable = (uint8_t *)calloc((size_t)cx->N + 1, 1);
-        rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)R + 1));
+        matchable = rack_takers(s);
         G.dropped = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
-        if (!matchable || !rmark || !G.dropped) {
+        if (!matchable || !G.dropped) {
             rc = KC_ASSIGN_ENOMEM;
             goto out;
-        }
-        for (int32_t r = 0; r < R; r++)
-            rmark[r] = -1;
-        for (int32_t t = 0; t < T; t++) {
-            for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++) {
-                int32_t r = in->member_rack[cx->tsub_mem[e]];
-                if (r >= 0)
-                    rmark[r] = t;
-            }
-            for (int64_t g = cx->base[t]; g < cx->base[t + 1]; g++)
-                for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
-                    if (rmark[in->prack[j]] == t) {
-                        matchable[g] = 1;
-                        break;
-                    }
         }
     }
 
@@ -943,7 +959,6 @@ out:
     free(roff);
     free(rcur);
     free(rmem);
-    free(rmark);
     free(matchable);
     return rc;
 }
@@ -1040,29 +1055,13 @@ out:
    on one of them. With none, the target is a fixed point (fed back, nothing is dropped). */
 static int64_t rack_improvable(const sticky *s)
 {
-    const kc_ctx *cx = &s->cx;
-    const kc_assign_input *in = s->in;
-    int32_t *rmark = (int32_t *)malloc(sizeof(int32_t) * ((size_t)in->n_racks + 1));
-    if (!rmark)
+    uint8_t *takers = rack_takers(s);
+    if (!takers)
         return -1;
-    for (int32_t r = 0; r < in->n_racks; r++)
-        rmark[r] = -1;
     int64_t n = 0;
-    for (int32_t t = 0; t < cx->T; t++) {
-        for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++)
-            if (in->member_rack[cx->tsub_mem[e]] >= 0)
-                rmark[in->member_rack[cx->tsub_mem[e]]] = t;
-        for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++) {
-            if (s->tgt[g] < 0 || !mismatch(s, s->tgt[g], g))
-                continue;
-            for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
-                if (rmark[in->prack[j]] == t) {
-                    n++;
-                    break;
-                }
-        }
-    }
-    free(rmark);
+    for (int64_t g = 0; g < s->cx.N; g++)
+        n += s->tgt[g] >= 0 && takers[g] && mismatch(s, s->tgt[g], g);
+    free(takers);
     return n;
 }
 

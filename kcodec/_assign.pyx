@@ -296,6 +296,65 @@ def intern_pairs(list lists, dict index, bint pairs):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+def intern_racks(list per_topic, counts, dict index):
+    """Replica racks as CSR arrays over the global partition index (topic i's partitions
+    follow topic i - 1's). ``per_topic[i]``: topic i's per-partition rack sequences, or None;
+    partitions past its end have none. Each partition's racks are deduplicated and sorted
+    by id; None and "" mean no rack; names not yet in ``index`` get the next id. Returns
+    ``(off, ids)``."""
+    cdef int32_t[::1] cnt = _a32(counts, "counts")
+    cdef Py_ssize_t T = len(per_topic), t, p, n_parts = 0, n = 0, k = 0, g = 0, start, j
+    cdef int32_t v
+    cdef object last = None
+    cdef int32_t last_id = -1
+    if cnt.shape[0] != T:
+        raise ValueError("counts must have one entry per topic")
+    for t in range(T):
+        n_parts += cnt[t]
+        per = per_topic[t]
+        if per is not None:
+            for p in range(min(<Py_ssize_t>cnt[t], len(per))):
+                n += len(per[p])
+    off_arr = np.zeros(n_parts + 1, dtype=np.int64)
+    ids_arr = np.empty(n + 1, dtype=np.int32)
+    cdef int64_t[::1] off = off_arr
+    cdef int32_t[::1] ids = ids_arr
+    for t in range(T):
+        per = per_topic[t]
+        for p in range(cnt[t]):
+            start = k
+            if per is not None and p < len(per):
+                for r in per[p]:
+                    if r is None or r == "":
+                        continue
+                    if r is not last:
+                        o = index.get(r)
+                        if o is None:
+                            if not isinstance(r, str):
+                                raise TypeError(f"partition_racks[{r!r}]: racks must be str or None, "
+                                                f"got {type(r).__name__} (topic {t}, partition {p})")
+                            o = index[r] = len(index)
+                        last, last_id = r, <int32_t>o
+                    if k == n:
+                        raise ValueError("a partition's rack list changed while it was read")
+                    # insert in order, skipping a rack the partition already has
+                    j = k
+                    while j > start and ids[j - 1] > last_id:
+                        j -= 1
+                    if j > start and ids[j - 1] == last_id:
+                        continue
+                    v = last_id
+                    while j <= k:
+                        v, ids[j] = ids[j], v
+                        j += 1
+                    k += 1
+            g += 1
+            off[g] = k
+    return off_arr, ids_arr[:k]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef _member_counts(int32_t[::1] own, int64_t[::1] bs, Py_ssize_t T, Py_ssize_t n_members):
     """Check an owner array against its topic bases; returns ``(counts, most)``: counts[m + 1]
     partitions of member m (int64, n_members + 1 entries) and the longest partition count of

@@ -195,15 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #else
 
-static uint64_t g_rng;
-
-static uint32_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 32);
-}
+#include "fuzz_rng.h"
 
 int main(int argc, char **argv)
 {
@@ -212,7 +204,7 @@ int main(int argc, char **argv)
         return 2;
     }
     double seconds = atof(argv[1]);
-    g_rng = (uint64_t)strtoull(argv[2], NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
+    rnd_seed(argv[2]);
     clock_t t0 = clock();
     unsigned long iters = 0;
     uint8_t buf[2048];

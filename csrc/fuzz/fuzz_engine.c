@@ -223,15 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifndef KC_LIBFUZZER
 
-static uint64_t g_rng;
-
-static uint32_t rnd(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng >> 11);
-}
+#include "fuzz_rng.h"
 
 typedef struct {
     int prog;
@@ -316,7 +308,7 @@ int main(int argc, char **argv)
     load_programs(argv[1]);
     corpus = load_corpus(argv[2], &ncorpus);
     seconds = atof(argv[3]);
-    g_rng = (uint64_t)strtoull(argv[4], NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
+    rnd_seed(argv[4]);
     t0 = clock();
     /* every corpus entry as is, and at every truncation */
     for (size_t i = 0; i < ncorpus; i++) {

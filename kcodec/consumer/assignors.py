@@ -384,20 +384,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
 
     prack_off = prack = None
     if partition_racks is not None and racks:
-        total = int(base[-1])
-        po = np.zeros(total + 1, dtype=np.int64)
-        pr: List[int] = []
-        for t, i in tid.items():
-            per = partition_racks.get(t)
-            if per is None:
-                continue
-            for p in range(int(counts[i])):
-                rs = per[p] if p < len(per) else ()
-                ids_ = sorted({racks.setdefault(r, len(racks)) for r in rs if r})
-                po[base[i] + p + 1] = len(ids_)
-                pr.extend(ids_)
-        np.cumsum(po, out=po)
-        prack_off, prack = po, np.asarray(pr, dtype=np.int32)
+        prack_off, prack = _assign.intern_racks([partition_racks.get(t) for t in topics], counts, racks)
 
     visit = None
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
