@@ -296,12 +296,12 @@ def intern_pairs(list lists, dict index, bint pairs):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def intern_racks(list per_topic, counts, dict index):
+def intern_racks(list per_topic, counts, dict index, list names=None):
     """Replica racks as CSR arrays over the global partition index (topic i's partitions
     follow topic i - 1's). ``per_topic[i]``: topic i's per-partition rack sequences, or None;
     partitions past its end have none. Each partition's racks are deduplicated and sorted
-    by id; None and "" mean no rack; names not yet in ``index`` get the next id. Returns
-    ``(off, ids)``."""
+    by id; None and "" mean no rack; names not yet in ``index`` get the next id. ``names``
+    (topic names, for error messages) is optional. Returns ``(off, ids)``."""
     cdef int32_t[::1] cnt = _a32(counts, "counts")
     cdef Py_ssize_t T = len(per_topic), t, p, n_parts = 0, n = 0, k = 0, g = 0, start, j
     cdef int32_t v
@@ -331,8 +331,9 @@ def intern_racks(list per_topic, counts, dict index):
                         o = index.get(r)
                         if o is None:
                             if not isinstance(r, str):
-                                raise TypeError(f"partition_racks[{r!r}]: racks must be str or None, "
-                                                f"got {type(r).__name__} (topic {t}, partition {p})")
+                                where = repr(names[t]) if names is not None else f"topic #{t}"
+                                raise TypeError(f"partition_racks[{where}][{p}]: racks must be str or None, "
+                                                f"got {type(r).__name__}")
                             o = index[r] = len(index)
                         last, last_id = r, <int32_t>o
                     if k == n:

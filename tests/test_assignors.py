@@ -942,6 +942,29 @@ def test_what_if_scenario_and_cli(tmp_path, capsys):
     assert args.func(args) == 2
 
 
+@pytest.mark.parametrize("text,message", [
+    ("not json", "not JSON"),
+    ("[1, 2]", "a scenario is a JSON object"),
+    ('{"members": [{"id": "c1", "topics": "orders"}], "topics": {"orders": 3}}',
+     "member 'c1': \"topics\" must be a list"),
+    ('{"members": [{"id": "c1", "topics": ["orders"]}], "topics": {"orders": "x"}}',
+     "topic 'orders': the partition count must be an integer"),
+    ('{"members": [{"id": "c1", "topics": ["orders"]}], "topics": {"orders": {"racks": []}}}',
+     "topic 'orders': \"partitions\" is missing"),
+    ('{"members": [{"id": "c1", "topics": ["orders"]}], "topics": {"orders": 3}}', "no strategy"),
+])
+def test_what_if_cli_says_what_is_wrong(tmp_path, capsys, text, message):
+    import argparse
+    from kcodec.consumer import cli
+    path = tmp_path / "scenario.json"
+    path.write_text(text)
+    parser = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["assign", str(path)])
+    assert args.func(args) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_what_if_from_consumer_offsets_group():
     """A classic group as __consumer_offsets stores it (GroupMetadataValue, Kafka JSON form
     with base64 member bytes, and the decoded form kafka-dump-log prints)."""
@@ -1211,3 +1234,20 @@ def test_intern_racks_rejects_non_string_racks():
         _assign.intern_racks([[["az1", 3]]], np.asarray([1], dtype=np.int32), {})
     with pytest.raises(ValueError, match="one entry per topic"):
         _assign.intern_racks([None, None], np.asarray([1], dtype=np.int32), {})
+
+
+@pytest.mark.parametrize("members,topics,racks,error,match", [
+    ([Member("a", "orders")], {"orders": 6}, None, TypeError, "topics must be a list of topic names"),
+    ([Member("a", ["orders"], [("orders", 1)], "7")], {"orders": 6}, None, TypeError, "generation must be an int"),
+    ([Member("a", ["orders"], rack=3)], {"orders": 6}, None, TypeError, "rack must be str"),
+    ([Member(1, ["orders"])], {"orders": 6}, None, TypeError, "member id must be str"),
+    ([Member("a", ["orders"])], {"orders": "6"}, None, TypeError, "topic 'orders': partition count must be an int"),
+    ([Member("a", ["orders"])], {"orders": 2**31}, None, ValueError, "topic 'orders': partition count"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": 5}, TypeError,
+     r"partition_racks\['orders'\] must be a list of rack lists"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": [["az1"], ["az2", 7]]}, TypeError,
+     r"partition_racks\['orders'\]\[1\]: racks must be str or None"),
+])
+def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, match):
+    with pytest.raises(error, match=match):
+        assign("cooperative-sticky", members, topics, partition_racks=racks)

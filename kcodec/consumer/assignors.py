@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import gc
+import numbers
 import struct
 from dataclasses import dataclass, field
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union)
@@ -156,6 +157,7 @@ def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: s
             if isinstance(v, Subscription):
                 out.append(member_from_subscription(mid, v, strategy))
             elif isinstance(v, Member):
+                _check_member(v)
                 out.append(v)
             else:
                 raise TypeError(f"member {mid!r}: expected Subscription or Member, got {type(v).__name__}")
@@ -164,7 +166,21 @@ def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: s
     for m in out:
         if not isinstance(m, Member):
             raise TypeError(f"expected Member, got {type(m).__name__}")
+        _check_member(m)
     return out
+
+
+def _check_member(m: Member) -> None:
+    """What the interning cannot tell: a topic string where a list belongs (it would be read
+    as one-letter topics), and generations or racks of the wrong type."""
+    if not isinstance(m.member_id, str):
+        raise TypeError(f"member id must be str, got {type(m.member_id).__name__}")
+    if isinstance(m.topics, (str, bytes)):
+        raise TypeError(f"member {m.member_id!r}: topics must be a list of topic names, not one {type(m.topics).__name__}")
+    if m.generation is not None and not isinstance(m.generation, numbers.Integral):
+        raise TypeError(f"member {m.member_id!r}: generation must be an int or None, got {type(m.generation).__name__}")
+    if m.rack is not None and not isinstance(m.rack, str):
+        raise TypeError(f"member {m.member_id!r}: rack must be str or None, got {type(m.rack).__name__}")
 
 
 class AssignmentResult:
@@ -365,8 +381,10 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     for t, i in tid.items():
         n = partitions_per_topic.get(t)
         if n is not None:
-            if n < 0:
-                raise ValueError(f"topic {t!r}: negative partition count")
+            if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+                raise TypeError(f"topic {t!r}: partition count must be an int, got {type(n).__name__}")
+            if not 0 <= n <= 2**31 - 1:
+                raise ValueError(f"topic {t!r}: partition count {n} outside 0..2147483647")
             counts[i] = n
     base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=base[1:])
@@ -384,7 +402,12 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
 
     prack_off = prack = None
     if partition_racks is not None and racks:
-        prack_off, prack = _assign.intern_racks([partition_racks.get(t) for t in topics], counts, racks)
+        per_topic = [partition_racks.get(t) for t in topics]
+        for t, per in zip(topics, per_topic):
+            if per is not None and (isinstance(per, (str, bytes)) or not isinstance(per, Sequence)):
+                raise TypeError(f"partition_racks[{t!r}] must be a list of rack lists (one per partition), "
+                                f"got {type(per).__name__}")
+        prack_off, prack = _assign.intern_racks(per_topic, counts, racks, topics)
 
     visit = None
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:

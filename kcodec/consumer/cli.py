@@ -20,11 +20,16 @@ def _fmt(parts: List[str], limit: int = 12) -> str:
 
 def cmd_assign(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     try:
-        if args.scenario == "-":
-            obj = json.load(sys.stdin)
-        else:
-            with open(args.scenario, encoding="utf-8") as f:
-                obj = json.load(f)
+        try:
+            if args.scenario == "-":
+                obj = json.load(sys.stdin)
+            else:
+                with open(args.scenario, encoding="utf-8") as f:
+                    obj = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{args.scenario}: not JSON ({e})") from None
+        if not isinstance(obj, dict):
+            raise ValueError(f"{args.scenario}: a scenario is a JSON object, got {type(obj).__name__}")
         sc = load_scenario(obj, args.strategy)
         rep = what_if(sc).to_dict()
     except (OSError, ValueError, KeyError, TypeError) as e:

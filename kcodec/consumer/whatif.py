@@ -64,11 +64,22 @@ def _owned(spec: Any) -> List[TopicPartition]:
 
 
 def _member(spec: Mapping[str, Any], mid: Optional[str] = None) -> Member:
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"a member is a JSON object, got {type(spec).__name__}")
     mid = spec.get("id", spec.get("member_id", mid))
     if mid is None:
         raise ValueError("a member needs an id")
-    return Member(str(mid), list(spec.get("topics", [])), _owned(spec.get("owned")),
+    topics = spec.get("topics", [])
+    if not isinstance(topics, list):
+        raise TypeError(f"member {mid!r}: \"topics\" must be a list of topic names, got {type(topics).__name__}")
+    return Member(str(mid), topics, _owned(spec.get("owned")),
                   spec.get("generation"), spec.get("rack"), spec.get("group_instance_id"))
+
+
+def _count(topic: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"topic {topic!r}: the partition count must be an integer, got {v!r}")
+    return v
 
 
 def _bytes(v: Any) -> Optional[bytes]:
@@ -112,11 +123,13 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
     racks: Dict[str, List[List[str]]] = {}
     for t, v in (obj.get("topics") or {}).items():
         if isinstance(v, Mapping):
-            parts[t] = int(v["partitions"])
+            if "partitions" not in v:
+                raise ValueError(f"topic {t!r}: \"partitions\" is missing")
+            parts[t] = _count(t, v["partitions"])
             if v.get("racks") is not None:
                 racks[t] = [list(r) for r in v["racks"]]
         else:
-            parts[t] = int(v)
+            parts[t] = _count(t, v)
     notes: List[str] = []
     members: List[Member] = []
     if "group" in obj:
@@ -153,7 +166,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
         for j in ch.get("join", []):
             members.append(_member(j))
         for t, n in (ch.get("topics") or {}).items():
-            parts[t] = int(n)
+            parts[t] = _count(t, n)
     return Scenario(members, parts, racks or None, strat, bool(obj.get("prefer_rack_aware", False)), notes)
 
 
@@ -200,6 +213,8 @@ class WhatIf:
 def what_if(scenario: Scenario, strategy: Optional[str] = None) -> WhatIf:
     """Run ``strategy`` (or the scenario's) over the scenario."""
     strat = strategy or scenario.strategy
+    if strat is None:
+        raise ValueError(f"no strategy: give one (--strategy, or \"strategy\" in the scenario) of {STRATEGIES}")
     if strat not in STRATEGIES:
         raise ValueError(f"strategy {strat!r}: expected one of {STRATEGIES}")
     r = assign(strat, scenario.members, scenario.partitions, partition_racks=scenario.partition_racks,
