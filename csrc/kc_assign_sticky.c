@@ -1158,10 +1158,15 @@ out:
  *    (fed back, nothing moves), but only moves that revoke nothing may be adopted for
  *    that, or this round would stop being the last. Eager, nothing is ever held back
  *    (everything is revoked before joining), so the target becomes a fixed point.
- * Bounded; when the look-aheads cycle the first target stands. Without racks the target
- * has both properties already.
+ * Bounded. When the look-aheads cycle (two partitions trading members from one look-ahead
+ * to the next), the first target stands and, if this round holds partitions back anyway,
+ * what the next round would move is not handed out in it either: a partition handed out a
+ * round later costs no extra round, a revocation in the next round would. Without racks the target has both properties already.
  */
 #define SETTLE_ROUNDS 4
+
+/* a claim value: not handed out this round whoever gets it (see settle_target) */
+#define HOLD_BACK (-3)
 
 /* handed out this round: not held back for a revocation (see kc_assign_sticky) */
 static inline int handed_out(const int32_t *tgt, const int32_t *claim, int64_t g)
@@ -1214,7 +1219,7 @@ static int look_ahead(const kc_assign_input *in, int64_t N, const int32_t *tgt, 
     return rc;
 }
 
-static int settle_target(const kc_assign_input *in, int64_t N, int32_t *tgt, const int32_t *claim)
+static int settle_target(const kc_assign_input *in, int64_t N, int32_t *tgt, int32_t *claim)
 {
     int32_t M = in->n_members;
     owned_csr o;
@@ -1241,6 +1246,16 @@ static int settle_target(const kc_assign_input *in, int64_t N, int32_t *tgt, con
         memcpy(tgt, next, sizeof(int32_t) * (size_t)N);
     }
     memcpy(tgt, first, sizeof(int32_t) * (size_t)N);
+    /* (a round that holds nothing back stays the last one) */
+    for (int round = 0; held_back(tgt, claim, N) > 0 && round < SETTLE_ROUNDS; round++) {
+        int kept;
+        rc = look_ahead(in, N, tgt, claim, &o, next, &kept);
+        if (rc || kept)
+            goto out;
+        for (int64_t g = 0; g < N; g++)
+            if (handed_out(tgt, claim, g) && next[g] != tgt[g])
+                claim[g] = HOLD_BACK;
+    }
 out:
     free(o.own_off);
     free(o.own_topic);
@@ -1285,8 +1300,9 @@ int kc_assign_sticky(const kc_assign_input *in, int cooperative,
         memcpy(owner_out, tgt, sizeof(int32_t) * (size_t)N);
         if (cooperative) {
             /* Held back: partitions whose winning previous claim (highest generation) is
-               another member's, or that were claimed twice. A stale claim by the new owner
-               does not count: the current owner must revoke first (KAFKA-14639). */
+               another member's, or that were claimed twice (a stale claim by the new owner
+               does not count: the current owner must revoke first, KAFKA-14639), and any
+               the look-ahead holds back (settle_target). */
             int64_t nt = 0;
             for (int64_t g = 0; g < N; g++)
                 if (tgt[g] >= 0 && !handed_out(tgt, claim, g)) {
