@@ -391,48 +391,24 @@ def test_cooperative_rebalances_converge_in_two_rounds(group, evs, prefer):
                 assert len(valid & set(after[mid])) >= min(len(valid), min_q)
 
 
-def test_rack_aware_cooperative_rebalances_converge_in_two_rounds():
-    """With racks every round is valid, cooperative-safe (leader check) and ends balanced,
-    and every event settles in at most two rounds: the leader looks a round ahead, so a
-    rack move that a first round's revocations make possible is made in that round.
-    Fixed random event sequences, with Kafka's test-only preferRackAwareLogic too."""
-    import random
-    racks = ["a", "b", "c", None]
+@pytest.mark.parametrize("large,seeds", [(False, 5000), (True, 1000)])
+def test_rack_aware_cooperative_rebalances_converge_in_two_rounds(large, seeds):
+    """A fixed sample of bench/soak_cooperative.py: random groups with racks (and Kafka's
+    test-only preferRackAwareLogic), random joins, leaves, resubscriptions and topic growth.
+    Every round is valid, cooperative-safe (the leader's check) and ends balanced; a fresh
+    group settles in one round and every event in at most two: the leader looks a round
+    ahead, so a rack move that a first round's revocations make possible is made in it."""
+    import importlib.util
+    from ._shared import REPO
+    spec = importlib.util.spec_from_file_location("soak_cooperative", REPO / "bench" / "soak_cooperative.py")
+    soak = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(soak)
     rounds_seen: Counter = Counter()
-    for seed in range(1500):
-        rng = random.Random(seed)
-        nt = rng.randint(1, 5)
-        topics = {f"t{i}": rng.randint(0, 12) for i in range(nt)}
-        names = sorted(rng.sample([f"m{i:02d}" for i in range(12)], rng.randint(1, 9)))
-        at = sorted(topics)
-        equal = rng.random() < 0.5
-        members = [Member(n, at if equal else sorted(rng.sample(at, rng.randint(1, nt))), rack=rng.choice(racks))
-                   for n in names]
-        prack = {t: [rng.sample(racks[:3], rng.randint(0, 3)) for _ in range(n)] for t, n in topics.items()}
-        prefer = rng.random() < 0.3
-        _, _, members, gen = rebalance_until_stable(members, topics, 0, prack=prack, prefer=prefer)
-        for _ in range(rng.randint(1, 4)):
-            kind = rng.choice(["join", "leave", "grow", "resubscribe"])
-            if kind == "join":
-                name = f"new{rng.randint(0, 99)}"
-                if all(m.member_id != name for m in members):
-                    members = members + [Member(name, at[: rng.randint(1, nt)], rack=rng.choice(racks))]
-            elif kind == "leave" and len(members) > 1:
-                members.pop(rng.randrange(len(members)))
-            elif kind == "grow":
-                t = rng.choice(at)
-                extra = rng.randint(1, 3)
-                topics = {**topics, t: topics[t] + extra}
-                prack = {**prack, t: prack[t] + [rng.sample(racks[:3], rng.randint(0, 3)) for _ in range(extra)]}
-            else:
-                i = rng.randrange(len(members))
-                m = members[i]
-                members[i] = Member(m.member_id, sorted(rng.sample(at, rng.randint(1, nt))), m.owned_partitions,
-                                    m.generation, m.rack)
-            rounds, _, members, gen = rebalance_until_stable(members, topics, gen, max_rounds=2,
-                                                             prack=prack, prefer=prefer)
-            rounds_seen[rounds] += 1
-    assert set(rounds_seen) <= {1, 2} and rounds_seen[2] > 100, rounds_seen
+    for seed in range(seeds):
+        for kind, rounds in soak.soak_seed(seed, large):
+            assert rounds <= (1 if kind == "fresh" else 2), (seed, kind, rounds)
+            rounds_seen[kind != "fresh", rounds] += 1
+    assert rounds_seen[True, 2] > seeds // 10, rounds_seen
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
