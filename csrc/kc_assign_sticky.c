@@ -1161,7 +1161,8 @@ out:
  * Bounded. When the look-aheads cycle (two partitions trading members from one look-ahead
  * to the next), the first target stands and, if this round holds partitions back anyway,
  * what the next round would move is not handed out in it either: a partition handed out a
- * round later costs no extra round, a revocation in the next round would. Without racks the target has both properties already.
+ * round later costs no extra round, a revocation in the next round would. Without racks
+ * the target has both properties already.
  */
 #define SETTLE_ROUNDS 4
 
