@@ -19,40 +19,70 @@ in tens of thousands before the leader's look-ahead) need hundreds of thousands 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import sys
 import time
 from collections import Counter
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from kcodec.consumer.assignors import Member, assign, validate_cooperative_assignment  # noqa: E402
+from kcodec.consumer.protocol import TopicPartition  # noqa: E402
 
 
-def settle(members: List[Member], topics: Dict[str, int], racks: Dict[str, List[List[str]]], prefer: bool,
-           generation: int, max_rounds: int = 6) -> Tuple[int, List[Member], int]:
-    """Rebalance until a round holds nothing back; returns (rounds, members, generation)."""
+def check_valid(result: Any, members: List[Member], topics: Dict[str, int]) -> None:
+    """Every partition of a subscribed topic assigned exactly once, to a subscriber; what is
+    handed out now is a part of the target."""
+    subs = {m.member_id: set(m.topics) for m in members}
+    target = result.target_assignment()
+    seen = Counter(tp for parts in target.values() for tp in parts)
+    assert all(c == 1 for c in seen.values()), "partition assigned twice"
+    for m, parts in target.items():
+        assert all(tp.topic in subs[m] for tp in parts), "partition of an unsubscribed topic"
+    expected = {TopicPartition(t, p) for t, n in topics.items()
+                if any(t in s for s in subs.values()) for p in range(n)}
+    assert set(seen) == expected, "partitions left unassigned"
+    now = result.assignment()
+    for m in now:
+        assert set(now[m]) <= set(target[m]), "handed out something not in the target"
+
+
+def check_balanced(result: Any, members: List[Member]) -> None:
+    """Kafka's definition: max-min <= 1, or no member could take a partition of a topic it
+    subscribes from a member with two or more partitions more (isBalanced); with equal
+    subscriptions, max-min <= 1."""
+    target = result.target_assignment()
+    subs = {m.member_id: set(m.topics) for m in members}
+    sizes = {m: len(p) for m, p in target.items()}
+    if not sizes or max(sizes.values()) - min(sizes.values()) <= 1:
+        return
+    for a, b in itertools.permutations(target, 2):
+        if sizes[a] + 1 < sizes[b]:
+            assert not any(tp.topic in subs[a] for tp in target[b]), (
+                f"{a} ({sizes[a]}) could take a partition from {b} ({sizes[b]})")
+    assert len({frozenset(s) for s in subs.values()}) > 1, "equal subscriptions must balance within 1"
+
+
+def settle(members: List[Member], topics: Dict[str, int], racks: Optional[Dict[str, List[List[str]]]],
+           prefer: bool, generation: int, max_rounds: int = 6) -> Tuple[int, Any, List[Member], int]:
+    """Rebalance until a round holds nothing back, each round checked (check_valid, the
+    leader's KIP-429 check, check_balanced once settled); members then own what they were
+    handed, at the next generation. Returns (rounds, last result, members, generation);
+    rounds is max_rounds + 1 when it did not settle."""
     for rnd in range(1, max_rounds + 1):
         r = assign("cooperative-sticky", members, topics, partition_racks=racks, prefer_rack_aware=prefer)
-        now, target = r.assignment(), r.target_assignment()
-        seen = Counter(tp for parts in target.values() for tp in parts)
-        subs = {m.member_id: set(m.topics) for m in members}
-        expected = sum(n for t, n in topics.items() if any(t in s for s in subs.values()))
-        assert len(seen) == expected and all(c == 1 for c in seen.values()), "partition assigned twice or not at all"
-        assert all(tp.topic in subs[m] for m, parts in target.items() for tp in parts), "unsubscribed topic"
+        check_valid(r, members, topics)
+        now = r.assignment()
         validate_cooperative_assignment({m.member_id: m.owned_partitions for m in members}, now)
         generation += 1
         members = [Member(m.member_id, m.topics, now[m.member_id], generation, m.rack) for m in members]
         if not r.pending():
-            sizes = {m: len(p) for m, p in target.items()}
-            for a in target:
-                for b in target:
-                    if sizes[a] + 1 < sizes[b]:
-                        assert not any(tp.topic in subs[a] for tp in target[b]), "not balanced"
-            return rnd, members, generation
-    return max_rounds + 1, members, generation
+            check_balanced(r, members)
+            return rnd, r, members, generation
+    return max_rounds + 1, r, members, generation
 
 
 def soak_seed(seed: int, large: bool) -> List[Tuple[str, int]]:
@@ -73,7 +103,7 @@ def soak_seed(seed: int, large: bool) -> List[Tuple[str, int]]:
     prack = {t: [replica_racks() for _ in range(n)] for t, n in topics.items()}
     prefer = rng.random() < 0.3
     out = []
-    rounds, members, gen = settle(members, topics, prack, prefer, 0)
+    rounds, _, members, gen = settle(members, topics, prack, prefer, 0)
     out.append(("fresh", rounds))
     for _ in range(rng.randint(1, 4)):
         kind = rng.choice(["join", "leave", "grow", "resubscribe"])
@@ -93,7 +123,7 @@ def soak_seed(seed: int, large: bool) -> List[Tuple[str, int]]:
             m = members[i]
             members[i] = Member(m.member_id, sorted(rng.sample(all_topics, rng.randint(1, nt))),
                                 m.owned_partitions, m.generation, m.rack)
-        rounds, members, gen = settle(members, topics, prack, prefer, gen)
+        rounds, _, members, gen = settle(members, topics, prack, prefer, gen)
         out.append((kind, rounds))
     return out
 

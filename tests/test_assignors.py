@@ -245,37 +245,20 @@ def test_range_and_roundrobin_match_java_loops(group):
 
 # ------------------------------------------------------------------ invariants for the sticky assignors
 
-def check_valid(result, members: List[Member], topics: Dict[str, int]):
-    """Every partition of a subscribed topic assigned exactly once, to a subscriber."""
-    subs = {m.member_id: set(m.topics) for m in members}
-    target = result.target_assignment()
-    seen = Counter(tp for parts in target.values() for tp in parts)
-    assert all(c == 1 for c in seen.values()), "partition assigned twice"
-    for m, parts in target.items():
-        assert all(tp.topic in subs[m] for tp in parts), "partition of an unsubscribed topic"
-    expected = {TopicPartition(t, p) for t, n in topics.items()
-                if any(t in s for s in subs.values()) for p in range(n)}
-    assert set(seen) == expected
-    # what is handed out now is a part of the target
-    now = result.assignment()
-    for m in now:
-        assert set(now[m]) <= set(target[m])
+def _load_soak():
+    """bench/soak_cooperative.py: the rebalance simulator and invariant checks, shared with
+    the soak so both hold the assignors to the same rules."""
+    import importlib.util
+    from ._shared import REPO
+    spec = importlib.util.spec_from_file_location("soak_cooperative", REPO / "bench" / "soak_cooperative.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def check_balanced(result, members: List[Member]):
-    """Kafka's definition: max-min <= 1, or no member could take a partition of a topic it
-    subscribes from a member with two or more partitions more (isBalanced)."""
-    target = result.target_assignment()
-    subs = {m.member_id: set(m.topics) for m in members}
-    sizes = {m: len(p) for m, p in target.items()}
-    if not sizes or max(sizes.values()) - min(sizes.values()) <= 1:
-        return
-    for a, b in itertools.permutations(target, 2):
-        if sizes[a] + 1 < sizes[b]:
-            assert not any(tp.topic in subs[a] for tp in target[b]), (
-                f"{a} ({sizes[a]}) could take a partition from {b} ({sizes[b]})")
-    if len({frozenset(s) for s in subs.values()}) == 1:
-        pytest.fail("equal subscriptions must balance within 1")
+soak = _load_soak()
+check_valid = soak.check_valid          # every partition once, to a subscriber; handout within target
+check_balanced = soak.check_balanced    # Kafka's isBalanced; equal subscriptions within 1
 
 
 @st.composite
@@ -324,20 +307,12 @@ def test_rack_aware_assignment_valid_and_balanced(group, strategy, prefer):
 
 def rebalance_until_stable(members: List[Member], topics, generation: int, max_rounds: int = 4,
                            prack=None, prefer: bool = False):
-    """Simulate cooperative rebalances: each round members report what they own at the
-    current generation; returns the number of rounds until nothing is held back."""
-    for rnd in range(1, max_rounds + 1):
-        r = assign("cooperative-sticky", members, topics, partition_racks=prack, prefer_rack_aware=prefer)
-        check_valid(r, members, topics)
-        now = r.assignment()
-        owned = {m.member_id: m.owned_partitions for m in members}
-        validate_cooperative_assignment(owned, now)          # leader-side check (KIP-429)
-        generation += 1
-        members = [Member(m.member_id, m.topics, now[m.member_id], generation, m.rack) for m in members]
-        if not r.pending():
-            check_balanced(r, members)
-            return rnd, r, members, generation
-    raise AssertionError(f"no convergence in {max_rounds} rounds")
+    """Simulate cooperative rebalances (soak.settle): each round checked, members then own
+    what they were handed; returns the rounds until nothing is held back."""
+    rounds, r, members, generation = soak.settle(members, topics, prack, prefer, generation, max_rounds)
+    if rounds > max_rounds:
+        raise AssertionError(f"no convergence in {max_rounds} rounds")
+    return rounds, r, members, generation
 
 
 events = st.lists(st.tuples(st.sampled_from(["join", "leave", "resubscribe", "grow", "stale"]),
@@ -398,11 +373,6 @@ def test_rack_aware_cooperative_rebalances_converge_in_two_rounds(large, seeds):
     Every round is valid, cooperative-safe (the leader's check) and ends balanced; a fresh
     group settles in one round and every event in at most two: the leader looks a round
     ahead, so a rack move that a first round's revocations make possible is made in it."""
-    import importlib.util
-    from ._shared import REPO
-    spec = importlib.util.spec_from_file_location("soak_cooperative", REPO / "bench" / "soak_cooperative.py")
-    soak = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(soak)
     rounds_seen: Counter = Counter()
     for seed in range(seeds):
         for kind, rounds in soak.soak_seed(seed, large):
