@@ -20,8 +20,8 @@ from . import _codec_py
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
-from .errors import (CorruptRecordError, DecodeError, EncodeError, KcodecError, SchemaError,
-                     UnknownMessageError, UnsupportedVersionError)
+from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, KcodecError,
+                     SchemaError, UnknownMessageError, UnsupportedVersionError)
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,7 @@ __all__ = [
     "decode", "read", "encode", "decode_bulk", "to_kafka_json", "from_kafka_json",
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
-    "KcodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
+    "read_framed", "write_framed", "KcodecError", "CodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
     "UnsupportedVersionError", "CorruptRecordError", "UNKNOWN_TAGS_KEY",
 ]
 
@@ -180,3 +180,6 @@ def _decode_bulk_py(prog: Program, values: Any) -> Dict[str, Any]:
     out["_ok"] = ok
     out["_error"] = err
     return out
+
+
+from .framing import read_framed, write_framed  # noqa: E402  (uses read/encode above)

@@ -164,8 +164,8 @@ def parse_control_record(record: Record) -> ControlRecord:
     value (int16 version, int32 coordinatorEpoch) of a record of a control batch."""
     key = record.key or b""
     if len(key) < 4:
-        raise CorruptRecordError("control record key shorter than 4 bytes", path="key",
-                                 offset=record.offset)
+        raise CorruptRecordError(f"control record at offset {record.offset}: key shorter than 4 bytes",
+                                 path="key")
     version, ctype = struct.unpack_from(">hh", key)
     name = CONTROL_TYPES.get(ctype, "UNKNOWN")
     vv = ce = None
@@ -745,8 +745,8 @@ def _batch_of(ch: _Chunk, i: int, errors: str) -> RecordBatch:
     b = ch.batches[i]
     err = ch.errors.get(i)
     if err is not None and errors == "raise":
-        raise CorruptRecordError(err.reason + ": " + err.message, path=err.file or "",
-                                 offset=err.position)
+        raise CorruptRecordError(err.reason + ": " + err.message, file=err.file,
+                                 position=err.position)
     return RecordBatch(
         ch.file, int(b["position"]) + ch.base, int(b["base_offset"]), int(b["batch_length"]),
         int(b["partition_leader_epoch"]), int(b["magic"]), int(b["crc"]), bool(b["crc_ok"]),
@@ -803,8 +803,8 @@ def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "repo
     for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
         if errors == "raise" and ch.errors:
             e = next(iter(ch.errors.values()))
-            raise CorruptRecordError(e.reason + ": " + e.message, path=e.file or "",
-                                     offset=e.position)
+            raise CorruptRecordError(e.reason + ": " + e.message, file=e.file,
+                                     position=e.position)
         parts_r = [ch.records]
         keys = _records.slices(ch.data, ch.records["key_pos"], ch.records["key_len"])
         vals = _records.slices(ch.data, ch.records["value_pos"], ch.records["value_len"])

@@ -14,6 +14,11 @@ def test_registry_lookups():
     assert kcodec.spec("OffsetCommitValue").type == "coordinator-value"
     assert kcodec.spec_for_api_key(11, "request").name == "JoinGroupRequest"
     assert kcodec.spec_for_api_key(11, "response").name == "JoinGroupResponse"
+    # metadata API keys 0-3 exist for KRaft records and tiered storage's remote log metadata
+    with pytest.raises(UnknownMessageError, match="ambiguous"):
+        kcodec.spec_for_api_key(2, "metadata")
+    assert kcodec.spec_for_api_key(2, "metadata", folder="metadata").name == "TopicRecord"
+    assert kcodec.spec_for_api_key(2, "metadata", folder="storage").name == "RemotePartitionDeleteMetadataRecord"
     assert kcodec.spec_for_record_type(1, "value", folder="group-coordinator").name == "OffsetCommitValue"
     assert kcodec.spec_for_record_type(2, "key").name == "GroupMetadataKey"
     assert kcodec.spec_for_record_type(0, "key", folder="share-coordinator").name == "ShareSnapshotKey"
