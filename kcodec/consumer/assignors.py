@@ -146,7 +146,7 @@ def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
 def java_hashmap_order(keys: Sequence[str]) -> List[int]:
     """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
     the given order, default capacity) iterates them: by bucket, then insertion order."""
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     return _assign.java_hashmap_order(list(keys)).tolist()
 
 
@@ -209,7 +209,7 @@ class AssignmentResult:
 
     # ---- views
     def _lists(self, arr: np.ndarray, by_topic: bool = False) -> Dict[str, Any]:
-        from kcodec import _assign
+        from kcodec.consumer import _assign
         lists = _assign.member_partitions(arr, self.base, self.topics, len(self.member_ids), TopicPartition, by_topic)
         return dict(zip(self.member_ids, lists))
 
@@ -233,7 +233,7 @@ class AssignmentResult:
         engine straight from the owner array (no Python object per partition); partitions
         grouped per topic, topics in Java String order."""
         import kcodec
-        from kcodec import _assign
+        from kcodec.consumer import _assign
         from .protocol import Assignment, encode_assignment
         if not 0 <= version:
             raise ValueError("version must be >= 0")
@@ -270,7 +270,7 @@ class AssignmentResult:
         """Every owned-partition claim as (member index, global partition or -1 when the
         topic or partition does not exist, position in the member's owned list)."""
         if self._owned_arrays is None:
-            from kcodec import _assign
+            from kcodec.consumer import _assign
             self._owned_arrays = _assign.intern_pairs([list(o) for o in self.owned],
                                                       {t: i for i, t in enumerate(self.topics)}, True)
         off, ot, op = self._owned_arrays
@@ -357,7 +357,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             partitions_per_topic: Mapping[str, int],
             partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]],
             prefer_rack_aware: bool, java_order: bool) -> AssignmentResult:
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     ms = _as_members(members, strategy)
     ids = [m.member_id for m in ms]
     if len(set(ids)) != len(ids):
@@ -426,7 +426,7 @@ def assign_arrays(strategy: str, n_members: int, part_count: Any, sub_off: Any, 
                   prefer_rack_aware: bool = False,
                   visit_order: Any = None) -> Tuple[np.ndarray, np.ndarray, Dict[str, Any]]:
     """The array-level entry point (ids already interned; see ``csrc/kc_assign.h``)."""
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     return _assign.assign(strategy, n_members, part_count, sub_off, sub_topic, own_off, own_topic,
                           own_part, generation, member_rack, n_racks, prack_off, prack, prefer_rack_aware,
                           visit_order)

@@ -52,7 +52,7 @@ class Progress:
 
 
 def _files(paths: List[str]) -> List[str]:
-    from kcodec.records import log_files
+    from kcodec.log import log_files
     out: List[str] = []
     for p in paths:
         if not os.path.exists(p):
@@ -98,7 +98,7 @@ def _jsonable(o: Any) -> Any:
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    from kcodec.records import parse_control_record
+    from kcodec.log import parse_control_record
     from .records import to_json
     bad = 0
     for batch, rec, dec in _decoded(args.paths, args.progress):

@@ -1,7 +1,7 @@
 """Columnar ``__consumer_offsets`` decoding: the fast path for big logs.
 
 Offset commits (the bulk of any ``__consumer_offsets`` log) are split and decoded in C
-(:func:`kcodec._records.offset_commit_columns`) straight from the segment buffer into
+(:func:`kcodec.log._records.offset_commit_columns`) straight from the segment buffer into
 columns; every other record (group metadata, KIP-848/share/streams records, offset
 commits with tagged fields or newer versions, non-ASCII names) goes through the generic
 spec engine (:func:`kcodec.offsets.records.decode_record`) and is returned as objects.
@@ -13,8 +13,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from kcodec import records as _KR
-from kcodec.records import _records
+from kcodec import log as _KR
+from kcodec.log._impl import records as _records
 from .records import decode_record
 
 try:  # pyarrow is optional: strings come back as Arrow arrays when it is there
@@ -80,7 +80,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     maxb = kwargs.pop("max_batch_size", _KR.DEFAULT_MAX_BATCH)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
-    for ch in _KR._chunks(source, verify, chunk, maxb):
+    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
         for buf, recs in parts:

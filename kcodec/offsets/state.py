@@ -490,7 +490,7 @@ def fold(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], *,
          as_of_ms: Optional[int] = None) -> OffsetsState:
     """Fold ``(batch, record, decoded)`` triples (as :func:`kcodec.offsets.records.iter_decoded`
     yields them) into the loaded state.  ``as_of_ms`` ignores records stamped later."""
-    from kcodec.records import parse_control_record
+    from kcodec.log import parse_control_record
     f = Folder(as_of_ms=as_of_ms)
     for batch, rec, dec in records:
         part = os.path.dirname(batch.file) if batch.file else None

@@ -2,7 +2,7 @@
 """Binding of the C record-batch scanner (csrc/kc_batch.c) and CRC-32C (csrc/kc_crc32c.c).
 
 Only plumbing lives here: the C side fills flat arrays of plain structs, which become
-NumPy structured arrays; :mod:`kcodec.records` builds Python objects at the edge.
+NumPy structured arrays; :mod:`kcodec.log` builds Python objects at the edge.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
@@ -66,7 +66,7 @@ RECORD_DTYPE = np.dtype([
 # rather than misread the arrays.
 import sys as _sys
 if _sys.byteorder != "little":  # pragma: no cover
-    raise ImportError("kcodec._records needs a little-endian host")
+    raise ImportError("kcodec.log._records needs a little-endian host")
 assert BATCH_DTYPE.itemsize == sizeof(kc_batch), (BATCH_DTYPE.itemsize, sizeof(kc_batch))
 assert RECORD_DTYPE.itemsize == sizeof(kc_record), (RECORD_DTYPE.itemsize, sizeof(kc_record))
 
