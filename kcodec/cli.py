@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import struct
 import sys
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import kcodec
+from kcodec.framing import INT16_VERSION, read_framed
 
 from ._examples import EXAMPLES
 
@@ -46,17 +46,17 @@ def _unhex(text: str) -> bytes:
 def _decode_one(name: str, data: bytes, version: Optional[int], prefixed: bool,
                 newer: str, python: bool) -> dict:
     if prefixed:
-        if len(data) < 2:
-            raise kcodec.DecodeError("missing int16 version prefix", message=name, offset=0)
-        version = struct.unpack_from(">h", data)[0]
-        data = data[2:]
-    if version is None:
-        version = kcodec.spec(name).latest_version
-    r = kcodec.read(name, data, version, newer=newer)
+        f = read_framed(data, INT16_VERSION, name, newer=newer)
+        version, value, newer_than_known = f.version, f.value, f.newer_than_known
+    else:
+        if version is None:
+            version = kcodec.spec(name).latest_version
+        r = kcodec.read(name, data, version, newer=newer)
+        value, newer_than_known = r.value, r.newer_than_known
     out: dict = {"message": kcodec.spec(name).name, "version": version}
-    if r.newer_than_known:
+    if newer_than_known:
         out["newer_than_known"] = True
-    out["data"] = _jsonable(r.value) if python else kcodec.to_kafka_json(name, r.value, version)
+    out["data"] = _jsonable(value) if python else kcodec.to_kafka_json(name, value, version)
     return out
 
 

@@ -25,15 +25,16 @@ from __future__ import annotations
 import enum
 import gc
 import numbers
-import struct
 from dataclasses import dataclass, field
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union)
 
 import numpy as np
 
+from kcodec._java import java_string_key
 from kcodec.errors import KcodecError
+from kcodec.framing import Reader
 
-from .protocol import (Subscription, TopicPartition, decode_sticky_user_data, java_string_key)
+from .protocol import Subscription, TopicPartition, decode_sticky_user_data
 
 __all__ = [
     "STRATEGIES", "Member", "AssignmentResult", "assign", "assign_arrays", "member_from_subscription",
@@ -125,7 +126,9 @@ def member_from_subscription(member_id: str, sub: Subscription, strategy: str) -
         ud = decode_sticky_user_data(sub.user_data)
         owned, gen = ud.partitions, ud.generation
     elif strategy == "cooperative-sticky" and gen is None and sub.user_data is not None:
-        gen = struct.unpack_from(">i", sub.user_data)[0] if len(sub.user_data) >= 4 else -1
+        # CooperativeStickyAssignor's user data: an int32 generation (unreadable: -1)
+        r = Reader(sub.user_data)
+        gen = r.int32("generation") if r.remaining >= 4 else -1
     return Member(member_id, list(sub.topics), list(owned), gen, sub.rack_id, sub.group_instance_id)
 
 
@@ -145,7 +148,8 @@ def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
 
 def java_hashmap_order(keys: Sequence[str]) -> List[int]:
     """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
-    the given order, default capacity) iterates them: by bucket, then insertion order."""
+    the given order, default capacity) iterates them: by bucket, then insertion order.
+    The compiled twin of :func:`kcodec._java.java_hashmap_order` (the leader's hot path)."""
     from kcodec.consumer import _assign
     return _assign.java_hashmap_order(list(keys)).tolist()
 
