@@ -1,4 +1,4 @@
-"""Record batch reader (csrc/kc_batch.c + kcodec.records): real broker segments, every
+"""Record batch reader (csrc/kc_batch.c + kcodec.log): real broker segments, every
 compression, headers, control records, and corrupt input (bad CRC, bad lengths, unknown
 compression, truncation), which must be reported with file + position, never dropped."""
 from __future__ import annotations
