@@ -25,7 +25,9 @@ import gc as _gc
 import uuid as _uuid_mod
 
 from ._program import _copy_default
+from ._numbers import is_bool as _is_bool, is_integral as _is_integral, is_real as _is_real
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
+import operator as _operator
 from kcodec._kc_status cimport status_error
 
 cdef extern from "Python.h":
@@ -573,6 +575,13 @@ cdef str _typename(object v):
     return type(v).__name__
 
 
+cdef object _as_int(_Enc E, object v):
+    """An integer-like value that is not a Python int (NumPy integers) as an int."""
+    if not _is_integral(v):
+        E.fail(f"expected an integer, got {_typename(v)}")
+    return _operator.index(v)
+
+
 cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int depth) except -1:
     cdef int ovf = 0
     cdef long long x
@@ -585,7 +594,7 @@ cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int 
     if t == KC_T_INT32 or t == KC_T_INT64 or t == KC_T_INT16 or t == KC_T_INT8 \
             or t == KC_T_UINT16 or t == KC_T_UINT32:
         if type(v) is bool or not PyLong_Check(v):
-            E.fail(f"expected an integer, got {_typename(v)}")
+            v = _as_int(E, v)      # NumPy integers (decode_bulk's columns) are integers too
         x = PyLong_AsLongLongAndOverflow(v, &ovf)
         if t == KC_T_INT32:
             if ovf or x < -2147483648 or x > 2147483647:
@@ -611,9 +620,11 @@ cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int 
             return E.push(1)
         if v is False:
             return E.push(0)
+        if _is_bool(v):                      # numpy.bool_
+            return E.push(1 if v else 0)
         E.fail(f"expected a bool, got {_typename(v)}")
     if t == KC_T_FLOAT64:
-        if type(v) is bool or not (isinstance(v, float) or PyLong_Check(v)):
+        if not _is_real(v):
             E.fail(f"expected a float, got {_typename(v)}")
         dbl = float(v)
         memcpy(&bits, &dbl, 8)
@@ -790,6 +801,9 @@ cdef int _e_struct(_Enc E, int sidx, dict value, int depth) except -1:
             if tag <= last:
                 E.fail(f"unknown tagged fields must be in ascending tag order ({tag} after {last})",
                        EncodeError, _UNK)
+            reserved = S.plan.reserved_tag(tag)
+            if reserved:
+                E.fail(reserved, EncodeError, _UNK)
             last = tag
             entries.append((tag, bytes(payload)))
         _merge_raw(E, sec_start, segs, entries)
