@@ -195,9 +195,11 @@ static int grow(kc_col *c, size_t need)
     void *p;
     while (ncap < need)
         ncap *= 2;
-    if (!(p = realloc(c->validity, (ncap + 7) / 8)))
-        return KC_E_NOMEM;
-    c->validity = (uint8_t *)p;
+    if (c->validity) {
+        if (!(p = realloc(c->validity, (ncap + 7) / 8)))
+            return KC_E_NOMEM;
+        c->validity = (uint8_t *)p;
+    }
     if (c->kind == KC_N_FIXED || c->kind == KC_N_BOOL) {
         size_t nb = c->kind == KC_N_BOOL ? (ncap + 7) / 8 : ncap * (size_t)c->width;
         if (!(p = realloc(c->values, nb)))
@@ -228,6 +230,23 @@ static inline void put_bit(uint8_t *bits, size_t i, int v)
     bits[i >> 3] = v ? (uint8_t)(bits[i >> 3] | m) : (uint8_t)(bits[i >> 3] & ~m);
 }
 
+/* Record value c->len's validity and count it.  The bitmap exists only from the first
+ * null on (all set before it): columns without nulls never pay for it. */
+static inline int put_valid(kc_col *c, int valid)
+{
+    if (KC_UNLIKELY(!c->validity)) {
+        if (valid) {
+            c->len++;
+            return KC_OK;
+        }
+        if (!(c->validity = (uint8_t *)malloc((c->cap + 7) / 8)))
+            return KC_E_NOMEM;
+        memset(c->validity, 0xff, (c->cap + 7) / 8);
+    }
+    put_bit(c->validity, c->len++, valid);
+    return KC_OK;
+}
+
 /* one fixed-width value (bool, ints, float64 bits) */
 static inline int put_fixed(kc_col *c, int64_t v, int valid)
 {
@@ -243,8 +262,7 @@ static inline int put_fixed(kc_col *c, int64_t v, int valid)
     case 4: { uint32_t x = (uint32_t)v; memcpy(c->values + 4 * c->len, &x, 4); break; }
     default: memcpy(c->values + 8 * c->len, &v, 8); break;
     }
-    put_bit(c->validity, c->len++, valid);
-    return KC_OK;
+    return put_valid(c, valid);
 }
 
 static inline int put_uuid(kc_col *c, const uint8_t *p, int valid)
@@ -258,8 +276,7 @@ static inline int put_uuid(kc_col *c, const uint8_t *p, int valid)
         memcpy(c->values + 16 * c->len, p, 16);
     else
         memset(c->values + 16 * c->len, 0, 16);
-    put_bit(c->validity, c->len++, valid);
-    return KC_OK;
+    return put_valid(c, valid);
 }
 
 /* one string/bytes value; p NULL = null.  n was checked against the input. */
@@ -283,12 +300,16 @@ static inline int put_var(kc_col *c, const uint8_t *p, size_t n)
             c->data = nd;
             c->data_cap = ncap;
         }
-        memcpy(c->data + c->data_len, p, n);
+        if (n <= 16) {          /* names and short strings: no call */
+            for (size_t i = 0; i < n; i++)
+                c->data[c->data_len + i] = p[i];
+        } else {
+            memcpy(c->data + c->data_len, p, n);
+        }
         c->data_len += n;
     }
     c->offsets[c->len + 1] = (int32_t)c->data_len;
-    put_bit(c->validity, c->len++, p != NULL);
-    return KC_OK;
+    return put_valid(c, p != NULL);
 }
 
 /* close a list value whose elements were appended to its child */
@@ -302,8 +323,7 @@ static inline int put_list(kc_col *c, size_t child_len, int valid)
     if (child_len > 0x7fffffff)
         return KC_E_TOO_BIG;
     c->offsets[c->len + 1] = (int32_t)child_len;
-    put_bit(c->validity, c->len++, valid);
-    return KC_OK;
+    return put_valid(c, valid);
 }
 
 static inline int put_struct(kc_col *c, int valid)
@@ -313,8 +333,7 @@ static inline int put_struct(kc_col *c, int valid)
         return KC_OK;
     if ((rc = reserve(c, 1)) != KC_OK)
         return rc;
-    put_bit(c->validity, c->len++, valid);
-    return KC_OK;
+    return put_valid(c, valid);
 }
 
 /* a null value (def: 0) or, with `dflt`, the node's default */
@@ -419,7 +438,7 @@ static inline int rd_len(kc_cdec *d, int flags, int wide, int64_t *n)
 
 static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth);
 
-static int cd_fixed(kc_cdec *d, kc_col *c, int type)
+static inline int cd_fixed(kc_cdec *d, kc_col *c, int type)
 {
     static const uint8_t size[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 16};
     size_t w = size[type];
@@ -441,7 +460,7 @@ static int cd_fixed(kc_cdec *d, kc_col *c, int type)
     return put_fixed(c, v, 1);
 }
 
-static int cd_bytes(kc_cdec *d, kc_col *c, int type, int flags)
+static inline int cd_bytes(kc_cdec *d, kc_col *c, int type, int flags)
 {
     size_t start = d->pos;
     int64_t n;
@@ -479,7 +498,8 @@ static int cd_int32s(kc_cdec *d, kc_col *e, int64_t n)
         for (int64_t i = 0; i < n; i++) {
             uint32_t x = rd32(d->buf + d->pos + 4 * (size_t)i);
             memcpy(e->values + 4 * (e->len + (size_t)i), &x, 4);
-            put_bit(e->validity, e->len + (size_t)i, 1);
+            if (e->validity)
+                put_bit(e->validity, e->len + (size_t)i, 1);
         }
         e->len += (size_t)n;
     }
@@ -619,7 +639,15 @@ static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth)
         return cfail(d, KC_E_DEPTH, d->pos);
     for (int32_t i = 0; i < nf; i++) {
         const int32_t *f = KC_S_FIELD(s, i);
-        if (KC_UNLIKELY((rc = cd_value(d, KID(d->t, c, i), f[0], f[1], f[2], depth, 0)) != KC_OK))
+        kc_col *k = KID(d->t, c, i);
+        /* scalars and strings inline: a flat struct never leaves this loop */
+        if (f[0] <= KC_T_UUID)
+            rc = cd_fixed(d, k, f[0]);
+        else if (f[0] <= KC_T_RECORDS)
+            rc = cd_bytes(d, k, f[0], f[1]);
+        else
+            rc = cd_value(d, k, f[0], f[1], f[2], depth, 0);
+        if (KC_UNLIKELY(rc != KC_OK))
             return rc;
     }
     if ((KC_S_FLAGS(s) & 1) && (rc = cd_tag_section(d, c, s, depth)) != KC_OK)
@@ -694,10 +722,23 @@ static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err
     return rc;
 }
 
+/* Room for n more values in every node that holds one value per row (the message and
+ * its structs outside arrays): no regrowth while the rows are appended. */
+static int reserve_rows(kc_columns *t, kc_col *c, size_t n)
+{
+    int rc = c->skip ? KC_OK : reserve(c, n);
+    if (rc == KC_OK && c->kind == KC_N_STRUCT)
+        for (int32_t q = 0; q < c->n_kids && rc == KC_OK; q++)
+            rc = reserve_rows(t, KID(t, c, q), n);
+    return rc;
+}
+
 int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
                       int64_t *err_off)
 {
     kc_col *root = &t->nodes[0];
+    if (reserve_rows(t, root, n) != KC_OK)
+        return KC_E_NOMEM;
     for (size_t r = 0; r < n; r++) {
         size_t at = root->len;
         int rc = decode_row(t, rows, r, &err_off[r]);

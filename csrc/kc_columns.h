@@ -15,7 +15,8 @@
  *              (uuid: its 16 bytes as on the wire)
  *   unknown tagged fields -> LIST of STRUCT (sidx -1) of {FIXED int32 tag, VAR data}
  *
- * Every node has a validity bitmap (LSB first) and `len` values; a struct's
+ * Every node has `len` values and a validity bitmap (LSB first; NULL while it
+ * has no null: all valid); a struct's
  * children hold exactly one value per struct value (a null struct gets a null
  * in every child).  A tagged field absent from a struct takes the node's
  * default (def_*; set by the caller, all zero = null / 0 / empty).
@@ -47,7 +48,7 @@ typedef struct {
     int32_t n_kids;
     int32_t skip;           /* decoded (checked) but not kept; len stays 0         */
     size_t len, cap;
-    uint8_t *validity;      /* cap bits                                            */
+    uint8_t *validity;      /* cap bits; NULL until the first null                 */
     uint8_t *values;        /* FIXED: cap * width bytes; BOOL: cap bits            */
     int32_t *offsets;       /* LIST, VAR: cap + 1 entries                          */
     uint8_t *data;          /* VAR                                                 */

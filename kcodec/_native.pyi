@@ -18,10 +18,10 @@ def decode_bulk(prog: Program, values: Any) -> Dict[str, Any]:
 def decode_columns(prog: Program, values: Any = None, *, data: Any = None,
                    positions: Any = None, lengths: Any = None, skip: int = 0,
                    layout: Optional[List[Any]] = None
-                   ) -> Tuple[List[Tuple[int, int, Any, Any, Any, Any]], List[Optional[str]]]:
+                   ) -> Tuple[List[Tuple[int, int, Any, Any, Any, Any]], Dict[int, str]]:
     """Bulk-decode rows into Arrow-layout buffers per node of ``kcodec._columns.layout``:
-    ``(kind, len, validity, values, offsets, data)``; plus each row's error text (None for
-    good and null rows).  Rows: ``values`` or record slices ``data``/``positions``/``lengths``."""
+    ``(kind, len, validity, values, offsets, data)``; plus ``{row: error text}`` of the
+    rows that failed (null rows are not errors).  Rows: ``values`` or record slices ``data``/``positions``/``lengths``."""
 
 def _read_uvarint(data: bytes) -> Tuple[int, int]: ...
 def _write_uvarint(v: int) -> bytes: ...

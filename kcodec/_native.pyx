@@ -1112,7 +1112,8 @@ cdef _Rows _rows(values, data, positions, lengths):
 
 cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top):
     """Run the C column decoder over R's rows.  Returns (nodes, status): per node in
-    pre-order (kind, len, validity, values, offsets, data), NumPy int32 statuses.
+    pre-order (kind, len, validity (None: no nulls), values, offsets, data), NumPy int32
+    statuses.
     keep_top: indices of the top-level fields to keep (None = all)."""
     cdef kc_columns t
     cdef kc_col *c
@@ -1155,7 +1156,7 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
         nodes = []
         for i in range(nn):
             c = &t.nodes[i]
-            nodes.append((c.kind, c.len, _take(&c.validity, (c.len + 7) // 8),
+            nodes.append((c.kind, c.len, None if c.validity == NULL else _take(&c.validity, (c.len + 7) // 8),
                           _take(&c.values, (c.len + 7) // 8 if c.kind == KC_N_BOOL else c.len * c.width),
                           _take(<uint8_t **>&c.offsets, (c.len + 1) * 4),
                           _take(&c.data, c.data_len)))
@@ -1183,8 +1184,9 @@ cdef object _row_error(_Plan P, object prog, object row, Py_ssize_t skip):
                            message=P.name, version=P.version, offset=end))
 
 
-cdef list _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error):
-    cdef list errs = [None] * R.n
+cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error):
+    """{row: error text} of the rows that failed (and of null rows when null_is_error)."""
+    cdef dict errs = {}
     for r in _np.flatnonzero(status != KC_OK).tolist():
         st = status[r]
         if st == KC_E_NULL_ROW:
@@ -1206,7 +1208,8 @@ def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None
     bytes/None), or record slices ``data``/``positions``/``lengths``; ``skip`` prefix
     bytes of each row are not part of the message.  Returns ``(nodes, errors)``: per
     node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
-    offsets, data)`` buffers, and per row None or the error text (null rows: None).
+    offsets, data)`` buffers, and ``{row: error text}`` of the failed rows (null rows are
+    not errors).
     """
     cdef _Plan P = _plan(prog)
     cdef _Rows R = _rows(values, data, positions, lengths)
@@ -1248,7 +1251,8 @@ def decode_bulk(prog, values):
             result[keys[k]] = col
     result = {k: result[k] for k in prog.top.keys}
     result["_ok"] = ok
-    result["_error"] = _error_texts(P, prog, R, status, 0, True)
+    errs = _error_texts(P, prog, R, status, 0, True)
+    result["_error"] = [errs.get(r) for r in range(R.n)] if errs else [None] * R.n
     return result
 
 
@@ -1256,15 +1260,18 @@ cdef object _flat_column(tuple node, int typ, Py_ssize_t n):
     """decode_bulk's form of a scalar column: NumPy numbers and bools, pyarrow strings,
     bytes and uuids (NumPy object arrays without pyarrow)."""
     kind, ln, validity, values, offsets, data = node
+    if validity is None and _pa is None:
+        validity = _np.full((n + 7) // 8 + 1, 255, _np.uint8)
     if typ in _NP_DTYPES:
         if typ == KC_T_BOOL:
             return _np.unpackbits(_np.frombuffer(values, _np.uint8), bitorder="little")[:n].view(_np.bool_)
         return _np.frombuffer(values, dtype=_NP_DTYPES[typ])[:n]
     if _pa is not None:
+        vbuf = None if validity is None else _pa.py_buffer(validity)
         if typ == KC_T_UUID:
-            return _pa.Array.from_buffers(_pa.binary(16), n, [_pa.py_buffer(validity), _pa.py_buffer(values)])
+            return _pa.Array.from_buffers(_pa.binary(16), n, [vbuf, _pa.py_buffer(values)])
         t = _pa.string() if typ == KC_T_STRING else _pa.binary()
-        return _pa.Array.from_buffers(t, n, [_pa.py_buffer(validity), _pa.py_buffer(offsets), _pa.py_buffer(data)])
+        return _pa.Array.from_buffers(t, n, [vbuf, _pa.py_buffer(offsets), _pa.py_buffer(data)])
     out = _np.empty(n, dtype=object)
     bits = _np.unpackbits(_np.frombuffer(validity, _np.uint8), bitorder="little")[:n]
     if typ == KC_T_UUID:

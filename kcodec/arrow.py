@@ -112,13 +112,19 @@ def _decode_native(prog: Program, values: Any, skip: int) -> pa.RecordBatch:
         bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes)
     types = _types(prog)
     arrays = [_array(nodes, types["types"], bufs, k) for k in nodes[0].kids]
-    arrays.append(pa.array(errors, pa.string()))
+    n = bufs[0][1]
+    if errors:
+        col = np.full(n, None, object)
+        col[list(errors)] = list(errors.values())
+        arrays.append(pa.array(col, pa.string()))
+    else:
+        arrays.append(pa.nulls(n, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=types["schema"])
 
 
 def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int) -> pa.Array:
     kind, n, validity, values, offsets, data = bufs[i]
-    valid = pa.py_buffer(validity)
+    valid = None if validity is None else pa.py_buffer(validity)
     t = types[i]
     if kind == N_STRUCT:
         kids = [_array(nodes, types, bufs, k) for k in nodes[i].kids]

@@ -34,12 +34,13 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
         "commit_timestamp", "expire_timestamp")
 
 
-def _int16_at(b: np.ndarray, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
     """The big-endian int16 at each position (-1 where fewer than 2 bytes)."""
+    b = np.frombuffer(buf, np.uint8)
     ok = length >= 2
-    p = np.where(ok, pos, 0)
     if len(b) < 2:
         return np.full(len(pos), -1, np.int16)
+    p = np.where(ok, pos, 0)
     v = ((b[p].astype(np.uint16) << 8) | b[np.minimum(p + 1, len(b) - 1)]).view(np.int16)
     return np.where(ok, v, np.int16(-1))
 
@@ -52,11 +53,25 @@ def _commit_types() -> Dict[int, Any]:
 
 
 def _ok(batch: Any) -> np.ndarray:
-    return batch.column(batch.num_columns - 1).is_null().to_numpy(zero_copy_only=False)
+    err = batch.column(batch.num_columns - 1)
+    if err.null_count == len(err):
+        return np.ones(len(err), bool)
+    return err.is_null().to_numpy(zero_copy_only=False)
+
+
+def _values(col: Any, dtype: Any, width: int = 1) -> np.ndarray:
+    """A fixed-width column's values, zero copy (error rows hold 0)."""
+    return np.frombuffer(col.buffers()[1], dtype)[col.offset * width:(col.offset + len(col)) * width]
+
+
+def _text(col: Any) -> Any:
+    """A string column with its nulls (rows that are not commits) read as ""."""
+    return _pa.Array.from_buffers(_pa.string(), len(col), [None] + col.buffers()[1:], offset=col.offset)
 
 
 class _Strings:
-    """String cells scattered over n rows ("" elsewhere), from several batches' columns."""
+    """A string column over the chunk's rows ("" elsewhere), from the columns of one or
+    more (record type, version) decodes of some of its rows."""
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -65,25 +80,42 @@ class _Strings:
         self.count = 0
 
     def put(self, col: Any, take: np.ndarray, rows: np.ndarray) -> None:
-        self.parts.append(col.take(_pa.array(take)))
-        self.where[rows] = np.arange(self.count, self.count + len(rows))
-        self.count += len(rows)
+        """Rows `rows` of the chunk are cells `take` of `col`."""
+        self.parts.append(col)
+        self.where[rows] = take + self.count
+        self.count += len(col)
 
     def array(self) -> Any:
         if not self.parts:
-            return _pa.array([""] * self.n, _pa.string())
-        src = _pa.concat_arrays(self.parts)
-        idx = _pa.array(self.where, mask=self.where < 0)
-        return src.take(idx).fill_null("")
+            return _text(_pa.nulls(self.n, _pa.string()))
+        src = _pa.concat_arrays(self.parts) if len(self.parts) > 1 else self.parts[0]
+        missing = self.where < 0
+        return _text(src.take(_pa.array(self.where, mask=missing if missing.any() else None)))
+
+
+_NUMBERS = (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
+            ("commitTimestamp", "commit_timestamp"), ("expireTimestamp", "expire_timestamp"))
+
+
+def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
+    """Rows without a topic id or unknown tagged fields: the others keep them on the
+    generic path."""
+    names = vb.schema.names
+    if "topicId" in names:
+        good &= ~_values(vb.column("topicId"), np.uint8, 16).reshape(-1, 16).any(axis=1)
+    if _KA.UNKNOWN_TAGS_KEY in names:
+        col = vb.column(_KA.UNKNOWN_TAGS_KEY)
+        off = np.frombuffer(col.buffers()[1], np.int32)[col.offset:col.offset + len(col) + 1]
+        good &= np.diff(off) == 0
+    return good
 
 
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
     """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns."""
     n = len(recs)
-    b = np.frombuffer(buf, np.uint8)
-    kp, kl = recs["key_pos"], recs["key_len"]
-    vp, vl = recs["value_pos"], recs["value_len"]
-    key_type = _int16_at(b, kp, kl)
+    kp, kl = np.ascontiguousarray(recs["key_pos"]), np.ascontiguousarray(recs["key_len"])
+    vp, vl = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+    key_type = _int16_at(buf, kp, kl)
     out: Dict[str, Any] = {
         "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
         "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
@@ -95,45 +127,38 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
         return out
     group, topic, meta = _Strings(n), _Strings(n), _Strings(n)
     kind = out["kind"]
-    all_vv = _int16_at(b, vp, vl)
+    all_vv = _int16_at(buf, vp, vl)
     for rtype, info in _commit_types().items():
         rows = np.flatnonzero(~control & (key_type == rtype))
         if not len(rows):
             continue
         kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp[rows], kl[rows]), skip=2)
-        good = _ok(kb)
-        rows, keys = rows[good], np.flatnonzero(good)
-        out["partition"][rows] = kb.column("partition").fill_null(0).to_numpy(zero_copy_only=False)[keys]
-        group.put(kb.column("group"), keys, rows)
-        topic.put(kb.column("topic"), keys, rows)
-        kind[rows[vl[rows] < 0]] = KIND_TOMBSTONE
+        keys = np.flatnonzero(_ok(kb))
+        rows = rows[keys]
+        out["partition"][rows] = _values(kb.column("partition"), np.int32)[keys]
+        rvl = vl[rows]
+        kind[rows[rvl < 0]] = KIND_TOMBSTONE
+        has = rvl >= 2
         vv = all_vv[rows]
-        out["value_version"][rows] = np.where(vl[rows] >= 2, vv, -1)
-        for v in np.unique(vv[vl[rows] >= 2]).tolist():
+        for v in np.unique(vv[has]).tolist():
             schema = _value_schema(rtype, info, v) if v >= 0 else None
             if schema is None or v > kcodec.spec(schema).valid_versions.highest:
                 continue        # newer than known: the generic path reads it with newer="latest"
-            vrows = rows[(vv == v) & (vl[rows] >= 2)]
+            vrows = rows[(vv == v) & has]
             vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp[vrows], vl[vrows]), skip=2)
-            good = _ok(vb)
-            names = vb.schema.names
-            # a topic id or unknown tagged fields: the record keeps them on the generic path
-            if "topicId" in names:
-                tid = vb.column("topicId").fill_null(bytes(16)).to_pylist()
-                good &= np.array([t == bytes(16) for t in tid], bool)
-            if _KA.UNKNOWN_TAGS_KEY in names:
-                good &= vb.column(_KA.UNKNOWN_TAGS_KEY).fill_null([]).value_lengths().to_numpy(zero_copy_only=False) == 0
-            idx = np.flatnonzero(good)
-            vrows = vrows[good]
+            idx = np.flatnonzero(_plain_commits(vb, _ok(vb)))
+            vrows = vrows[idx]
             kind[vrows] = KIND_COMMIT
-            for name, key in (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
-                              ("commitTimestamp", "commit_timestamp"),
-                              ("expireTimestamp", "expire_timestamp")):
+            out["value_version"][vrows] = v
+            names = vb.schema.names
+            for name, key in _NUMBERS:
                 if name in names:
-                    out[key][vrows] = vb.column(name).fill_null(0).to_numpy(zero_copy_only=False)[idx]
+                    out[key][vrows] = _values(vb.column(name), out[key].dtype)[idx]
             meta.put(vb.column("metadata"), idx, vrows)
-    # key decoded but value neither a commit nor a tombstone: the generic path's
-    out["value_version"][kind == KIND_OTHER] = -1
+        # group and topic of the commits and their tombstones; "" on other rows
+        sel = (kind[rows] == KIND_COMMIT) | (kind[rows] == KIND_TOMBSTONE)
+        group.put(kb.column("group"), keys[sel], rows[sel])
+        topic.put(kb.column("topic"), keys[sel], rows[sel])
     out["group"], out["topic"], out["metadata"] = group.array(), topic.array(), meta.array()
     return out
 
