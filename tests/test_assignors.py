@@ -1193,6 +1193,19 @@ def test_intern_racks_rejects_non_string_racks():
      r"partition_racks\['orders'\] must be a list of rack lists"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": [["az1"], ["az2", 7]]}, TypeError,
      r"partition_racks\['orders'\]\[1\]: racks must be str or None"),
+    # malformed owned partitions are input errors, not claims to ignore
+    ([Member("a", ["orders"], [("orders",)], 1)], {"orders": 2}, None, TypeError,
+     r"member 'a': owned partition \('orders',\): expected a \(topic, partition\) pair"),
+    ([Member("a", ["orders"], [("orders", "0")], 1)], {"orders": 2}, None, TypeError,
+     "the partition must be an int"),
+    ([Member("a", ["orders"], [(None, 0)], 1)], {"orders": 2}, None, TypeError, "the topic must be a str"),
+    ([Member("a", ["orders"], ["orders-0"], 1)], {"orders": 2}, None, TypeError, "expected a .topic, partition. pair"),
+    ([Member("a", ["orders"], [], True)], {"orders": 2}, None, TypeError, "generation must be an int or None, got bool"),
+    ([Member("a", [None])], {"orders": 2}, None, TypeError, "topic names must be str"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 3}, {"orders": [["az1"]]}, ValueError,
+     r"partition_racks\['orders'\] has 1 rack lists for 3 partitions"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 1}, {"orders": ["az1"]}, TypeError,
+     r"partition_racks\['orders'\]\[0\]: expected a list of racks, got one str"),
 ])
 def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, match):
     with pytest.raises(error, match=match):

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import kcodec
 from kcodec import cli
 
@@ -56,3 +58,35 @@ def test_specs_table(capsys):
 def test_console_entry_point_runs():
     r = subprocess.run([sys.executable, "-m", "kcodec.cli", "decode"], capture_output=True, text=True)
     assert r.returncode == 0 and "OffsetCommitValue" in r.stdout
+
+
+def test_python_dash_m_kcodec():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "kcodec", "specs", "--type", "coordinator-key"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "OffsetCommitKey" in out
+
+
+def test_adapters_say_which_extra_to_install(monkeypatch):
+    import builtins
+    import importlib
+    import kcodec.consumer
+    real = builtins.__import__
+
+    def no_clients(name, *a, **k):
+        if name.split(".")[0] in ("kafka", "aiokafka"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+
+    original = importlib.import_module("kcodec.consumer.adapters")
+    monkeypatch.setattr(builtins, "__import__", no_clients)
+    monkeypatch.delitem(sys.modules, "kcodec.consumer.adapters")
+    # the fresh import replaces the package attribute too: put the real module back after
+    monkeypatch.setattr(kcodec.consumer, "adapters", original)
+    adapters = importlib.import_module("kcodec.consumer.adapters")
+    assert adapters is not original
+    with pytest.raises(ImportError, match=r"pip install 'kcodec\[kafka-python\]'"):
+        adapters.CooperativeStickyAssignor
+    with pytest.raises(ImportError, match=r"kcodec\[aiokafka\]"):
+        adapters.AIOKafkaStickyAssignor

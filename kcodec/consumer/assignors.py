@@ -177,7 +177,8 @@ def _check_member(m: Member) -> None:
         raise TypeError(f"member id must be str, got {type(m.member_id).__name__}")
     if isinstance(m.topics, (str, bytes)):
         raise TypeError(f"member {m.member_id!r}: topics must be a list of topic names, not one {type(m.topics).__name__}")
-    if m.generation is not None and not isinstance(m.generation, numbers.Integral):
+    if m.generation is not None and (not isinstance(m.generation, numbers.Integral)
+                                     or isinstance(m.generation, bool)):
         raise TypeError(f"member {m.member_id!r}: generation must be an int or None, got {type(m.generation).__name__}")
     if m.rack is not None and not isinstance(m.rack, str):
         raise TypeError(f"member {m.member_id!r}: rack must be str or None, got {type(m.rack).__name__}")
@@ -398,7 +399,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         if m.rack:
             mrack[i] = racks.setdefault(m.rack, len(racks))
     owned = [m.owned_partitions if isinstance(m.owned_partitions, list) else list(m.owned_partitions) for m in ms]
-    own_off, own_t, own_p = _assign.intern_pairs(owned, tid, True)
+    own_off, own_t, own_p = _assign.intern_pairs(owned, tid, True, [m.member_id for m in ms])
 
     prack_off = prack = None
     if partition_racks is not None and racks:
@@ -407,6 +408,9 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             if per is not None and (isinstance(per, (str, bytes)) or not isinstance(per, Sequence)):
                 raise TypeError(f"partition_racks[{t!r}] must be a list of rack lists (one per partition), "
                                 f"got {type(per).__name__}")
+            if per is not None and len(per) != counts[tid[t]]:
+                raise ValueError(f"partition_racks[{t!r}] has {len(per)} rack lists for "
+                                 f"{counts[tid[t]]} partitions (one per partition)")
         prack_off, prack = _assign.intern_racks(per_topic, counts, racks, topics)
 
     visit = None
