@@ -161,16 +161,21 @@ def from_kafka_json(name: str, obj: Dict[str, Any], version: int) -> Dict[str, A
     return _from_kjson(program(name, version, newer="latest"), obj)
 
 
-def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error") -> Dict[str, Any]:
+def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error",
+                arrow: bool = False) -> Any:
     """Decode many values of one message and version into columns.
 
     ``values`` is a list of bytes or a pyarrow ``BinaryArray``/``LargeBinaryArray``.
     Returns ``{field: column}`` for the top-level fields (NumPy arrays for numbers and
     bools, pyarrow arrays for strings, bytes and uuids, lists for nested fields), plus
     ``"_ok"`` (bool per row) and ``"_error"`` (None or the reason, per row): a bad value
-    flags its row instead of raising.
+    flags its row instead of raising.  ``arrow=True``: the typed ``pyarrow.RecordBatch``
+    of :func:`kcodec.arrow.decode` instead.
     """
     prog = program(name, version, newer=newer)
+    if arrow:
+        from .arrow import decode_program
+        return decode_program(prog, values)
     bulk = getattr(_engine, "decode_bulk", None)
     if bulk is None:
         return _decode_bulk_py(prog, values)

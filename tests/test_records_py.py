@@ -6,7 +6,6 @@ import pytest
 
 from kcodec import log as KR
 from kcodec.log import _impl, _records_py
-from kcodec.offsets import columns as _columns
 
 from .test_records import *  # noqa: F401,F403  (collected again here, on the twin)
 from .test_offsets import (test_columnar_fold_equals_record_fold,  # noqa: F401
@@ -17,7 +16,6 @@ from .test_offsets import (test_columnar_fold_equals_record_fold,  # noqa: F401
 @pytest.fixture(autouse=True)
 def _python_twin(monkeypatch):
     monkeypatch.setattr(_impl, "records", _records_py)
-    monkeypatch.setattr(_columns, "_records", _records_py)
     yield
 
 

@@ -31,6 +31,9 @@ Modules: :mod:`~kcodec.log.batch` (the data model), :mod:`~kcodec.log.reader`
 """
 from __future__ import annotations
 
+from typing import Any, List, Optional
+
+from . import _impl
 from ._impl import NATIVE
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import compress, decompress
@@ -39,9 +42,15 @@ from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, Chunk, iter_batches, iter
                      iter_columns, iter_records, log_files, read_columns)
 from .writer import encode_batch, encode_control_batch
 
+
+def slices(buffer: Any, positions: Any, lengths: Any) -> List[Optional[bytes]]:
+    """The byte ranges ``buffer[p:p + n]`` of a chunk's records (``n < 0``: None), e.g. the
+    keys or values of :attr:`Chunk.records` rows, as bytes: the scanner's gatherer."""
+    return _impl.records.slices(buffer, positions, lengths)
+
 __all__ = [
     "Record", "RecordBatch", "BatchError", "ControlRecord", "Source", "Chunk",
-    "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files",
+    "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files", "slices",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
     "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "NATIVE",
 ]

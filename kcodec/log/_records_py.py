@@ -12,7 +12,7 @@ import numpy as np
 from ._dtypes import BATCH_DTYPE, RECORD_DTYPE
 
 __all__ = ["BATCH_DTYPE", "RECORD_DTYPE", "crc32c", "crc32c_portable", "crc32c_hardware", "scan",
-           "resync", "parse_records", "parse_headers", "slices", "offset_commit_columns"]
+           "resync", "parse_records", "parse_headers", "slices"]
 
 _TABLE: List[int] = []
 
@@ -261,17 +261,3 @@ def parse_headers(data: Any, pos: int, count: int) -> List[Tuple[str, Optional[b
 def slices(data: Any, pos: Any, length: Any) -> List[Optional[bytes]]:
     b = memoryview(data).cast("B")
     return [None if ln < 0 else bytes(b[p:p + ln]) for p, ln in zip(pos.tolist(), length.tolist())]
-
-
-def offset_commit_columns(data: Any, records: np.ndarray) -> Dict[str, Any]:
-    """Without C every record takes the generic path (kind 2)."""
-    n = len(records)
-    z = lambda dt: np.zeros(n, dt)  # noqa: E731
-    out: Dict[str, Any] = {"kind": np.full(n, 2, np.int8), "key_type": z(np.int16),
-                           "value_version": z(np.int16), "partition": z(np.int32),
-                           "offset": z(np.int64), "leader_epoch": np.full(n, -1, np.int32),
-                           "commit_timestamp": z(np.int64),
-                           "expire_timestamp": np.full(n, -1, np.int64)}
-    for k in ("group", "topic", "metadata"):
-        out[k] = (np.zeros(n + 1, np.int32), np.zeros(0, np.uint8))
-    return out
