@@ -146,14 +146,6 @@ def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
     return sorted(range(len(members)), key=key)
 
 
-def java_hashmap_order(keys: Sequence[str]) -> List[int]:
-    """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
-    the given order, default capacity) iterates them: by bucket, then insertion order.
-    The compiled twin of :func:`kcodec._java.java_hashmap_order` (the leader's hot path)."""
-    from kcodec.consumer import _assign
-    return _assign.java_hashmap_order(list(keys)).tolist()
-
-
 def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: str) -> List[Member]:
     if isinstance(members, Mapping):
         out = []
@@ -419,6 +411,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
 
     visit = None
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
+        # the compiled twin of kcodec._java.java_hashmap_order (tests/test_java.py: equal)
         visit = _assign.java_hashmap_order([m.member_id for m in ms])
     owner, target, stats = assign_arrays(
         strategy, len(ms), counts, sub_off, sub_topic, own_off, own_t, own_p,
