@@ -730,7 +730,7 @@ class _Replayer:
         self.img = img
         self.txn: Optional[List[_Row]] = None
         self.skip_below = -1
-        self.file: Optional[str] = None
+        self.snapshot_file: Optional[str] = None
 
     # control records --------------------------------------------------------
     def control(self, key: Optional[bytes], value: Optional[bytes], offset: int, file: Optional[str],
@@ -754,7 +754,7 @@ class _Replayer:
             img.reset()
             end = _snapshot_end(file)
             if end is not None:
-                self.skip_below = end
+                self.skip_below, self.snapshot_file = end, file
         elif ctype == 2:
             img.leader = dict(v, epoch=epoch)
         elif ctype == 5:
@@ -768,8 +768,8 @@ class _Replayer:
         """Feed rows in log order; transactions buffer them."""
         pending: List[_Row] = []
         for row in rows:
-            if row.offset < self.skip_below:
-                continue
+            if row.offset < self.skip_below and row.file != self.snapshot_file:
+                continue      # already in the snapshot
             k = row.api_key
             if k == _BEGIN or k == _END or k == _ABORT:
                 self._apply(pending)
