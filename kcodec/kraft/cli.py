@@ -39,7 +39,8 @@ def _files(path: str) -> List[str]:
     return [path]
 
 
-def cmd_dump(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     for p in args.paths:
         for f in _files(p):
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
@@ -52,7 +53,8 @@ def _load(paths: List[str]) -> MetadataImage:
     return replay(paths if len(paths) > 1 else paths[0])
 
 
-def cmd_image(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     img = _load(args.paths)
     try:
         value = img.ls(args.path) if args.ls else img.cat(args.path)
@@ -69,7 +71,8 @@ def cmd_image(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-def cmd_bootstrap(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_bootstrap(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     feats = dict(_parse_feature(x) for x in (args.feature or []))
     path = write_bootstrap(args.directory, args.release_version, features=feats or None)
     out.write(f"Wrote {path} (metadata.version {F.metadata_version(args.release_version)})\n")
@@ -85,7 +88,8 @@ def _level_text(name: str, level: int) -> str:
     return str(level)
 
 
-def cmd_describe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_describe(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     img = _load(args.paths)
     sup = img.supported_features()
     nodes = sup["brokers"] or sup["controllers"]
@@ -114,7 +118,8 @@ def _parse_feature(text: str) -> Tuple[str, int]:
     return name, int(value)
 
 
-def _cmd_update(op: str, args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     try:
         ups: List[Tuple[str, int]] = [_parse_feature(x) for x in (args.feature or [])]
         if getattr(args, "metadata", None):
@@ -158,7 +163,8 @@ def _cmd_update(op: str, args: argparse.Namespace, out: TextIO) -> int:
     return 0 if res.ok else 1
 
 
-def cmd_rewrite(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
     img = _load(args.paths)
     try:
         rep = write_snapshot(img, args.out, to=args.to, epoch=args.epoch)
@@ -216,7 +222,7 @@ def add_subparsers(subparsers: Any) -> None:
         u.add_argument("--unsafe", action="store_true", help="UNSAFE_DOWNGRADE")
         u.add_argument("--dry-run", action="store_true", help="validate only")
         u.add_argument("--json", action="store_true")
-        u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a, sys.stdout))
+        u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a))
     r = fs.add_parser("rewrite", help="write a snapshot of the image at a lower metadata.version")
     r.add_argument("--to", required=True, help="metadata.version (level or 3.9-IV0)")
     r.add_argument("--epoch", type=int, default=0)
