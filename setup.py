@@ -40,8 +40,8 @@ else:
 libraries = [("kcodec_c", {"sources": CSRC, "include_dirs": ["csrc"], "cflags": cflags})] if CSRC else []
 
 ext_modules = []
-for pyx in sorted(glob.glob("kcodec/_*.pyx")):
-    mod = "kcodec." + os.path.splitext(os.path.basename(pyx))[0]
+for pyx in sorted(glob.glob("kcodec/_*.pyx") + glob.glob("kcodec/*/_*.pyx")):
+    mod = os.path.splitext(pyx)[0].replace(os.sep, ".")
     ext_modules.append(
         Extension(
             mod,

@@ -151,3 +151,27 @@ def test_partition_changes_and_topic_removal():
     assert (p["leader"], p["leaderEpoch"], p["partitionEpoch"], p["isr"]) == (2, 1, 2, [1])
     img2 = replay([data, _log([_frame("RemoveTopicRecord", {"topicId": TID})])])
     assert img2.topic_names() == [] and img2.configs == {}
+
+
+@needs_fixture
+def test_without_the_extension_the_image_is_the_same(monkeypatch, image):
+    from kcodec.kraft import image as image_mod
+    monkeypatch.setattr(image_mod, "_native_image", None)
+    plain = replay(SEGMENTS)
+    for t in image.topic_names():
+        assert plain.topic(t) == image.topic(t)
+
+
+def test_extract_reports_bad_rows_and_keeps_going():
+    good = encode_record("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "isr": [1]}, 2)
+    data = _log([
+        _frame("TopicRecord", {"name": "a", "topicId": TID}),
+        _frame("PartitionRecord", {"partitionId": 0, "topicId": TID, "replicas": [1], "isr": [1],
+                                   "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0}),
+        (None, good[:-2]),                       # cut short
+        (None, good),
+    ])
+    img = replay(data)
+    assert [i.kind for i in img.issues] == ["error"]
+    assert img.issues[0].raw == good[:-2]
+    assert img.partition("a", 0)["partitionEpoch"] == 1

@@ -73,6 +73,28 @@ class ListColumn:
         self.length.data[rows] = lengths
         self.null.data[rows] = nulls
 
+    def append_flat(self, flat: np.ndarray, lengths: np.ndarray) -> None:
+        """Append rows whose lists are consecutive in ``flat`` (``lengths`` < 0: null)."""
+        ln = np.maximum(lengths, 0).astype(np.int32)
+        base = self.values.n
+        self.values.extend(flat[:int(ln.sum())])
+        self.start.extend(base + _starts(ln))
+        self.length.extend(ln)
+        self.null.extend(lengths < 0)
+
+    def set_flat(self, rows: np.ndarray, flat: np.ndarray, starts: np.ndarray,
+                 lengths: np.ndarray) -> None:
+        """Row ``rows[i]`` becomes ``flat[starts[i]:starts[i] + lengths[i]]`` (< 0: null)."""
+        ln = np.maximum(lengths, 0).astype(np.int64)
+        total = int(ln.sum())
+        base = self.values.n
+        if total:
+            pos = np.repeat(starts - _starts(ln), ln) + np.arange(total)
+            self.values.extend(flat[pos])
+        self.start.data[rows] = base + _starts(ln)
+        self.length.data[rows] = ln
+        self.null.data[rows] = lengths < 0
+
     def get(self, row: int) -> Optional[List[int]]:
         if self.null.data[row]:
             return None
@@ -101,6 +123,14 @@ class ListColumn:
         out.length.extend(lengths)
         out.null.extend(self.null.data[idx])
         return out
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    """Exclusive prefix sums: where each list starts when laid end to end."""
+    out = np.zeros(len(lengths), np.int64)
+    if len(lengths) > 1:
+        np.cumsum(lengths[:-1], out=out[1:])
+    return out
 
 
 def last_per_key(keys: np.ndarray) -> np.ndarray:

@@ -24,7 +24,12 @@ import numpy as np
 import kcodec
 from kcodec.errors import CodecError
 
-from ._columns import Column, ListColumn, last_per_key
+from ._columns import Column, ListColumn, _starts, last_per_key
+
+try:
+    from . import _image as _native_image
+except ImportError:  # not built: the engine's dicts serve
+    _native_image = None
 from ._log import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
@@ -61,6 +66,10 @@ class Topics:
         self.alive: List[bool] = []
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
+        self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
+        self._hidx = np.zeros(0, np.int64)
+        self._idarr = np.zeros((0, 16), np.uint8)
+        self._dirty = False
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -68,8 +77,7 @@ class Topics:
     def add(self, name: str, topic_id: _uuid.UUID) -> int:
         old = self.by_name.get(name)
         if old is not None and self.ids[old] != topic_id:
-            self.alive[old] = False
-            self.by_id.pop(self.ids[old].bytes, None)
+            self.remove(old)
         idx = self.by_id.get(topic_id.bytes)
         if idx is None:
             idx = len(self.names)
@@ -77,6 +85,7 @@ class Topics:
             self.ids.append(topic_id)
             self.alive.append(True)
             self.by_id[topic_id.bytes] = idx
+            self._dirty = True
         self.by_name[name] = idx
         return idx
 
@@ -85,10 +94,41 @@ class Topics:
         self.by_id.pop(self.ids[idx].bytes, None)
         if self.by_name.get(self.names[idx]) == idx:
             del self.by_name[self.names[idx]]
+        self._dirty = True
+
+    def lookup(self, ids: np.ndarray) -> np.ndarray:
+        """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
+        if self._dirty:
+            live = np.array(sorted(self.by_id.values()), np.int64)
+            self._idarr = np.frombuffer(b"".join(u.bytes for u in self.ids), np.uint8).reshape(-1, 16) \
+                if self.ids else np.zeros((0, 16), np.uint8)
+            h = _id_hash(self._idarr[live])
+            order = np.argsort(h, kind="stable")
+            self._hash, self._hidx = h[order], live[order]
+            self._dirty = False
+        if not len(ids):
+            return np.zeros(0, np.int64)
+        h = _id_hash(ids)
+        pos = np.minimum(np.searchsorted(self._hash, h), max(len(self._hash) - 1, 0))
+        if not len(self._hash):
+            return np.full(len(ids), -1, np.int64)
+        cand = self._hidx[pos]
+        ok = (self._hash[pos] == h) & (self._idarr[cand] == ids).all(axis=1)
+        out = np.where(ok, cand, -1)
+        bad = np.nonzero(~ok & (self._hash[pos] == h))[0]
+        for i in bad.tolist():       # a hash collision: settle it exactly
+            out[i] = self.by_id.get(bytes(ids[i]), -1)
+        return out
+
+
+def _id_hash(ids: np.ndarray) -> np.ndarray:
+    w = np.ascontiguousarray(ids).view(np.uint64).reshape(-1, 2)
+    return w[:, 0] ^ (w[:, 1] * np.uint64(0x9E3779B97F4A7C15))
 
 
 class Partitions:
-    """Partition table: one row per (topic index, partition id), NumPy columns."""
+    """Partition table: one row per (topic index, partition id), NumPy columns; list
+    fields in :class:`ListColumn`; directories as indexes into ``dir_ids``."""
 
     def __init__(self) -> None:
         self.topic = Column("int32")
@@ -104,11 +144,14 @@ class Partitions:
         self.adding_replicas = ListColumn()
         self.elr = ListColumn()
         self.last_known_elr = ListColumn()
-        self.directories: List[Optional[List[_uuid.UUID]]] = []   # None: never assigned
-        self.index: Dict[int, int] = {}    # (topic << 32 | partition) -> row
+        self.directories = ListColumn()
+        self.dir_ids: List[_uuid.UUID] = []
+        self.dir_index: Dict[bytes, int] = {}
+        self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
+        self._rows = np.zeros(0, np.int64)
 
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self._keys)
 
     @property
     def rows(self) -> int:
@@ -117,12 +160,56 @@ class Partitions:
     def nbytes(self) -> int:
         cols = [self.topic, self.partition, self.leader, self.leader_epoch, self.partition_epoch,
                 self.leader_recovery_state, self.alive]
-        return (sum(c.data.nbytes for c in cols)
-                + sum(getattr(self, a).nbytes() for a, _ in _LIST_FIELDS))
+        return (sum(c.data.nbytes for c in cols) + self._keys.nbytes + self._rows.nbytes
+                + sum(getattr(self, a).nbytes() for a, _ in _LIST_FIELDS)
+                + self.directories.nbytes())
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        get = self.index.get
-        return np.fromiter((get(k, -1) for k in keys.tolist()), np.int64, len(keys))
+        if not len(self._keys):
+            return np.full(len(keys), -1, np.int64)
+        pos = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[pos] == keys, self._rows[pos], -1)
+
+    def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Index new rows (a key already indexed points to its new row)."""
+        order = np.argsort(keys, kind="stable")
+        k, r = keys[order], rows[order]
+        last = np.ones(len(k), bool)
+        last[:-1] = k[1:] != k[:-1]          # the last duplicate of a key wins
+        k, r = k[last], r[last]
+        pos = np.searchsorted(self._keys, k)
+        hit = np.zeros(len(k), bool)
+        inb = pos < len(self._keys)
+        hit[inb] = self._keys[pos[inb]] == k[inb]
+        if hit.any():
+            self.alive.data[self._rows[pos[hit]]] = False
+            self._rows[pos[hit]] = r[hit]
+        self._keys = np.insert(self._keys, pos[~hit], k[~hit])
+        self._rows = np.insert(self._rows, pos[~hit], r[~hit])
+
+    def index_remove(self, keys: np.ndarray) -> None:
+        pos = np.searchsorted(self._keys, keys)
+        inb = pos < len(self._keys)
+        pos, keys = pos[inb], keys[inb]
+        pos = pos[self._keys[pos] == keys]
+        keep = np.ones(len(self._keys), bool)
+        keep[pos] = False
+        self._keys, self._rows = self._keys[keep], self._rows[keep]
+
+    def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
+        """Directory-table indexes of 16-byte directory ids."""
+        if not len(flat):
+            return np.zeros(0, np.int32)
+        u, inv = np.unique(np.ascontiguousarray(flat).view("V16").ravel(), return_inverse=True)
+        table = np.empty(len(u), np.int32)
+        for i, b in enumerate(u.tolist()):
+            b = bytes(b)
+            j = self.dir_index.get(b)
+            if j is None:
+                j = self.dir_index[b] = len(self.dir_ids)
+                self.dir_ids.append(_uuid.UUID(bytes=b))
+            table[i] = j
+        return table[inv.ravel()]
 
     def row(self, r: int) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -135,9 +222,12 @@ class Partitions:
         for attr, name in _LIST_FIELDS:
             v = getattr(self, attr).get(r)
             d[name] = [] if v is None else v
-        dirs = self.directories[r]
-        d["directories"] = [] if dirs is None else list(dirs)
+        dirs = self.directories.get(r)
+        d["directories"] = [] if dirs is None else [self.dir_ids[i] for i in dirs]
         return d
+
+    def row_key(self, r: int) -> int:
+        return (int(self.topic.data[r]) << 32) | int(self.partition.data[r])
 
 
 class MetadataImage:
@@ -196,7 +286,9 @@ class MetadataImage:
 
     def partition(self, topic: str, partition: int) -> Dict[str, Any]:
         idx = self.topics.by_name[topic]
-        r = self.partitions.index[(idx << 32) | partition]
+        r = int(self.partitions.lookup(np.array([(idx << 32) | partition], np.int64))[0])
+        if r < 0:
+            raise KeyError(f"{topic}-{partition}")
         return self.partitions.row(r)
 
     def partition_count(self) -> int:
@@ -346,116 +438,102 @@ class MetadataImage:
 
     # bulk runs ---------------------------------------------------------------
 
-    def _apply_topics(self, cols: Dict[str, Any]) -> None:
-        names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
-        ids = _uuids(cols["topicId"])
+    def _apply_topics(self, names: List[str], ids: List[_uuid.UUID]) -> None:
         for n, i in zip(names, ids):
             self.topics.add(n, i)
 
-    def _apply_partitions(self, cols: Dict[str, Any], version: int) -> None:
+    def _apply_partitions(self, pc: "_PartCols", version: int) -> None:
         p = self.partitions
-        n = len(cols["partitionId"])
-        tidx = self._topic_indexes(cols["topicId"])
+        tidx = self.topics.lookup(pc.topic_ids)
         known = tidx >= 0
         if not known.all():
             for i in np.nonzero(~known)[0].tolist():
-                self.issues.append(Issue(-1, None, _PARTITION, version, "invalid",
-                                         f"PartitionRecord for unknown topic id {_uuids(cols['topicId'])[i]}", b""))
-        keys = (tidx.astype(np.int64) << 32) | cols["partitionId"].astype(np.int64)
-        existing = p.lookup(keys)
-        # a PartitionRecord for an existing partition replaces it: point the old row dead
-        for r in existing[(existing >= 0) & known].tolist():
-            p.alive.data[r] = False
-        sel = np.nonzero(known)[0]
+                self.issues.append(Issue(int(pc.offsets[i]), pc.file, _PARTITION, version, "invalid",
+                                         f"PartitionRecord for unknown topic id "
+                                         f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}", b""))
+            pc = pc.take(np.nonzero(known)[0])
+            tidx = tidx[known]
+        m = len(tidx)
+        if not m:
+            return
         base = p.rows
-        m = len(sel)
-        p.topic.extend(tidx[sel])
-        p.partition.extend(cols["partitionId"][sel])
-        p.leader.extend(cols["leader"][sel])
-        p.leader_epoch.extend(cols["leaderEpoch"][sel])
-        p.partition_epoch.extend(cols["partitionEpoch"][sel])
-        p.leader_recovery_state.extend(cols["leaderRecoveryState"][sel])
+        p.topic.extend(tidx)
+        p.partition.extend(pc.scalar["partitionId"])
+        p.leader.extend(pc.scalar["leader"])
+        p.leader_epoch.extend(pc.scalar["leaderEpoch"])
+        p.partition_epoch.extend(pc.scalar["partitionEpoch"])
+        p.leader_recovery_state.extend(pc.scalar["leaderRecoveryState"])
         p.alive.extend(np.ones(m, bool))
-        sl = sel.tolist()
         for attr, field in _LIST_FIELDS:
-            col = cols.get(field)
-            lists = [col[i] for i in sl] if col is not None else [None] * m
-            if attr in ("removing_replicas", "adding_replicas", "replicas", "isr"):
-                lists = [[] if x is None else x for x in lists]
-            getattr(p, attr).append_rows(lists)
-        dirs = cols.get("directories")
-        if dirs is not None:
-            p.directories.extend(_uuid_lists(dirs[i]) for i in sl)
-        else:
-            p.directories.extend([None] * m)
-        idx = p.index
-        for k, r in zip(keys[sel].tolist(), range(base, base + m)):
-            idx[k] = r
+            flat, lens = pc.lists[field]
+            # absent or null lists of a new partition are empty
+            getattr(p, attr).append_flat(flat, np.maximum(lens, 0))
+        flat, lens = pc.lists["directories"]
+        p.directories.append_flat(p.dir_indexes(flat), np.maximum(lens, 0))
+        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
+        p.index_add(keys, np.arange(base, base + m, dtype=np.int64))
 
-    def _apply_changes(self, cols: Dict[str, Any], version: int) -> None:
+    def _apply_changes(self, pc: "_PartCols", version: int) -> None:
         p = self.partitions
-        tidx = self._topic_indexes(cols["topicId"])
-        keys = (tidx.astype(np.int64) << 32) | cols["partitionId"].astype(np.int64)
+        tidx = self.topics.lookup(pc.topic_ids)
+        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
         rows = p.lookup(keys)
         rows[tidx < 0] = -1
         bad = rows < 0
         if bad.any():
-            ids = _uuids(cols["topicId"])
             for i in np.nonzero(bad)[0].tolist():
-                self.issues.append(Issue(-1, None, _CHANGE, version, "invalid",
+                self.issues.append(Issue(int(pc.offsets[i]), pc.file, _CHANGE, version, "invalid",
                                          f"PartitionChangeRecord for unknown partition "
-                                         f"{ids[i]}-{int(cols['partitionId'][i])}", b""))
-        ok = np.nonzero(~bad)[0]
-        r = rows[ok]
+                                         f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}-"
+                                         f"{int(pc.scalar['partitionId'][i])}", b""))
+            ok = np.nonzero(~bad)[0]
+            pc = pc.take(ok)
+            rows = rows[ok]
+        if not len(rows):
+            return
+        r = rows
         # every change bumps the partition epoch; a leader change also the leader epoch
         np.add.at(p.partition_epoch.data, r, 1)
-        leader = cols["leader"][ok]
+        leader = pc.scalar["leader"]
         moved = leader != NO_LEADER_CHANGE
         if moved.any():
             np.add.at(p.leader_epoch.data, r[moved], 1)
             last = last_per_key(r[moved])
             p.leader.data[r[moved][last]] = leader[moved][last]
-        lrs = cols["leaderRecoveryState"][ok]
+        lrs = pc.scalar["leaderRecoveryState"]
         setl = lrs != -1
         if setl.any():
             last = last_per_key(r[setl])
             p.leader_recovery_state.data[r[setl][last]] = lrs[setl][last]
-        okl = ok.tolist()
-        for attr, field in _LIST_FIELDS:
-            col = cols.get(field)
-            if col is None:
-                continue
-            vals = [col[i] for i in okl]
-            has = np.fromiter((v is not None for v in vals), bool, len(vals))
+        for attr, field in _LIST_FIELDS + (("directories", "directories"),):
+            flat, lens = pc.lists[field]
+            has = lens >= 0          # absent (-2) and null (-1): no change
             if not has.any():
                 continue
+            if field == "directories":
+                flat = p.dir_indexes(flat)
+            starts = _starts(np.maximum(lens, 0))
             hr = r[has]
             last = last_per_key(hr)
-            hv = [v for v in vals if v is not None]
-            getattr(p, attr).set_rows(hr[last], [hv[i] for i in last.tolist()])
-        dirs = cols.get("directories")
-        if dirs is not None:
-            for i, row in zip(okl, r.tolist()):
-                if dirs[i] is not None:
-                    p.directories[row] = _uuid_lists(dirs[i])
-        reps = cols.get("replicas")
-        if reps is not None:
-            # replicas changed without directories: Kafka resets them to MIGRATING
-            for i, row in zip(okl, r.tolist()):
-                if reps[i] is not None and (dirs is None or dirs[i] is None):
-                    cur = p.directories[row]
-                    if cur is not None and len(cur) != len(reps[i]):
-                        p.directories[row] = [_ZERO_UUID] * len(reps[i])
-
-    def _topic_indexes(self, ids_col: Any) -> np.ndarray:
-        get = self.topics.by_id.get
-        return np.fromiter((get(b, -1) for b in _uuid_bytes(ids_col)), np.int64, len(ids_col))
+            sel = np.nonzero(has)[0][last]
+            getattr(p, attr).set_flat(hr[last], flat, starts[sel], lens[sel])
+        rep = pc.lists["replicas"][1] >= 0
+        if rep.any():
+            # replicas changed: directories that no longer line up become MIGRATING
+            rr = np.unique(r[rep])
+            mism = rr[p.directories.length.data[rr] != p.replicas.length.data[rr]]
+            mism = mism[p.directories.length.data[mism] > 0]
+            if len(mism):
+                zero = p.dir_indexes(np.zeros((1, 16), np.uint8))[0]
+                ln = p.replicas.length.data[mism].astype(np.int64)
+                p.directories.set_flat(mism, np.full(int(ln.sum()), zero, np.int32), _starts(ln), ln)
 
     def _remove_topic(self, idx: int) -> None:
         p = self.partitions
-        for r in self._topic_rows(idx):
-            p.alive.data[r] = False
-            del p.index[(idx << 32) | int(p.partition.data[r])]
+        rows = np.array(self._topic_rows(idx), np.int64)
+        if len(rows):
+            p.alive.data[rows] = False
+            p.index_remove(np.sort((np.int64(idx) << 32) | p.partition.data[rows].astype(np.int64)))
         name = self.topics.names[idx]
         self.topics.remove(idx)
         self.configs.pop((2, name), None)
@@ -466,11 +544,13 @@ class MetadataImage:
         mask = p.alive.data[:n].copy()
         if idx is not None:
             mask &= p.topic.data[:n] == idx
-        for r in np.nonzero(mask)[0].tolist():
-            if (p.elr.length.data[r] or p.last_known_elr.length.data[r]):
-                p.elr.set_rows(np.array([r]), [[]])
-                p.last_known_elr.set_rows(np.array([r]), [[]])
-                p.partition_epoch.data[r] += 1
+        mask &= (p.elr.length.data[:n] > 0) | (p.last_known_elr.length.data[:n] > 0)
+        rows = np.nonzero(mask)[0]
+        if len(rows):
+            zeros = np.zeros(len(rows), np.int64)
+            p.elr.set_flat(rows, np.zeros(0, np.int32), zeros, zeros)
+            p.last_known_elr.set_flat(rows, np.zeros(0, np.int32), zeros, zeros)
+            p.partition_epoch.data[rows] += 1
 
     def reset(self) -> None:
         """Forget everything (a snapshot starts here)."""
@@ -483,16 +563,19 @@ class MetadataImage:
         p = self.partitions
         n = p.rows
         keep = np.nonzero(p.alive.data[:n])[0]
+        if len(keep) == n and all(getattr(p, a).values.n == int(getattr(p, a).length.view.sum())
+                                  for a, _ in _LIST_FIELDS):
+            return
         q = Partitions()
         for a in ("topic", "partition", "leader", "leader_epoch", "partition_epoch",
                   "leader_recovery_state", "alive"):
             getattr(q, a).extend(getattr(p, a).data[keep])
-        for a, _ in _LIST_FIELDS:
+        for a, _ in _LIST_FIELDS + (("directories", ""),):
             setattr(q, a, getattr(p, a).compact(keep))
-        kl = keep.tolist()
-        q.directories = [p.directories[r] for r in kl]
-        q.index = {(int(t) << 32) | int(pp): i for i, (t, pp) in
-                   enumerate(zip(q.topic.view.tolist(), q.partition.view.tolist()))}
+        q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
+        keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
+        order = np.argsort(keys, kind="stable")
+        q._keys, q._rows = keys[order], order.astype(np.int64)
         self.partitions = q
 
 
@@ -586,23 +669,11 @@ def _topic(img: MetadataImage, v: dict) -> None:
 
 
 def _partition(img: MetadataImage, v: dict) -> None:
-    img._apply_partitions(_one(v), 0)
+    img._apply_partitions(_partcols_from_dicts("PartitionRecord", [v], np.array([-1]), None), 0)
 
 
 def _change(img: MetadataImage, v: dict) -> None:
-    img._apply_changes(_one(v), 0)
-
-
-def _one(v: dict) -> Dict[str, Any]:
-    cols: Dict[str, Any] = {}
-    for k, x in v.items():
-        if isinstance(x, (int, bool)) and not isinstance(x, bool):
-            cols[k] = np.array([x])
-        elif k == "topicId":
-            cols[k] = [x]
-        else:
-            cols[k] = [x]
-    return cols
+    img._apply_changes(_partcols_from_dicts("PartitionChangeRecord", [v], np.array([-1]), None), 0)
 
 
 def _remove_topic(img: MetadataImage, v: dict) -> None:
@@ -708,14 +779,104 @@ _APPLY = {
 
 # ---------------------------------------------------------------------- the replay loop
 
-class _Row(NamedTuple):
-    offset: int
-    file: Optional[str]
-    api_key: int
-    version: int
-    body: Any          # memoryview/bytes of the record body (frame stripped) or None
-    mr: Optional[MetadataRecord]   # set when the frame could not be split the fast way
-    raw: Optional[bytes] = None    # the whole framed value
+_PART_SCALARS = ("partitionId", "leader", "leaderEpoch", "partitionEpoch", "leaderRecoveryState")
+_PART_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas", "eligibleLeaderReplicas",
+               "lastKnownElr", "directories")
+_ROLES: Dict[Tuple[str, int], Tuple[list, Any]] = {}
+
+
+class _PartCols:
+    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` int64,
+    ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with lengths
+    -2 absent, -1 null; ``offsets`` the log offsets."""
+    __slots__ = ("scalar", "topic_ids", "lists", "offsets", "file")
+
+    def __init__(self, scalar, topic_ids, lists, offsets, file):
+        self.scalar, self.topic_ids, self.lists, self.offsets, self.file = \
+            scalar, topic_ids, lists, offsets, file
+
+    def take(self, idx: np.ndarray) -> "_PartCols":
+        lists = {}
+        for k, (flat, lens) in self.lists.items():
+            ln = np.maximum(lens, 0).astype(np.int64)
+            st = _starts(ln)[idx]
+            sl = ln[idx]
+            total = int(sl.sum())
+            pos = np.repeat(st - _starts(sl), sl) + np.arange(total)
+            lists[k] = (flat[pos], lens[idx])
+        return _PartCols({k: v[idx] for k, v in self.scalar.items()}, self.topic_ids[idx], lists,
+                         self.offsets[idx], self.file)
+
+
+def _roles(name: str, version: int):
+    key = (name, version)
+    got = _ROLES.get(key)
+    if got is None:
+        prog = kcodec.program(name, version, newer="latest")
+        where: Dict[str, Tuple[int, Any]] = {}
+        for i, f in enumerate(prog.top.fields):
+            where[f.name] = (i, getattr(f, "default", 0))
+        for k, f in enumerate(prog.top.tagged):
+            where[f.name] = (-1 - k, getattr(f, "default", 0))
+        defaults = {"leaderRecoveryState": -1 if name == "PartitionChangeRecord" else 0,
+                    "leader": NO_LEADER_CHANGE if name == "PartitionChangeRecord" else -1}
+        roles = []
+        for slot, s in enumerate(_PART_SCALARS):
+            ref = where.get(s, (_ABSENT, 0))[0]
+            roles.append((ref, 0, slot, defaults.get(s, -1)))
+        roles.append((where.get("topicId", (_ABSENT, 0))[0], 1, 0, 0))
+        for slot, s in enumerate(_PART_LISTS):
+            roles.append((where.get(s, (_ABSENT, 0))[0], 3 if s == "directories" else 2, slot, 0))
+        got = _ROLES[key] = (roles, prog.code)
+    return got
+
+
+def _extract(name: str, version: int, data: bytes, starts: np.ndarray, ends: np.ndarray,
+             offsets: np.ndarray, file: Optional[str]) -> Tuple[_PartCols, np.ndarray, np.ndarray]:
+    """Columns of the bodies data[starts:ends]; plus each row's status and error offset."""
+    if _native_image is not None:
+        roles, code = _roles(name, version)
+        sc, uu, ll, vals, st, eo, _bad = _native_image.extract(code, data, starts, ends, roles)
+        scalar = {s: sc[i] for i, s in enumerate(_PART_SCALARS)}
+        lists = {s: (vals[i], ll[i]) for i, s in enumerate(_PART_LISTS)}
+        return _PartCols(scalar, uu[0], lists, offsets, file), st, eo
+    # no extension: the engine's dicts, laid out the same way
+    dicts, st, eo = [], np.zeros(len(starts), np.int32), np.zeros(len(starts), np.int64)
+    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
+    mv = memoryview(data)
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+        try:
+            dicts.append(kcodec.decode(name, mv[s:e], version, newer=newer))
+        except CodecError as ex:
+            st[i], eo[i] = 1, ex.offset or 0
+            dicts.append({})
+    return _partcols_from_dicts(name, dicts, offsets, file), st, eo
+
+
+def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
+                         file: Optional[str]) -> _PartCols:
+    change = name == "PartitionChangeRecord"
+    dflt = {"leaderRecoveryState": -1 if change else 0, "leader": NO_LEADER_CHANGE if change else -1}
+    scalar = {s: np.array([d.get(s, dflt.get(s, -1)) for d in dicts], np.int64) for s in _PART_SCALARS}
+    ids = np.frombuffer(b"".join((d["topicId"].bytes if "topicId" in d else bytes(16)) for d in dicts),
+                        np.uint8).reshape(-1, 16)
+    lists = {}
+    for s in _PART_LISTS:
+        vals = [d.get(s, _MISSING) for d in dicts]
+        lens = np.array([-2 if v is _MISSING else (-1 if v is None else len(v)) for v in vals], np.int32)
+        if s == "directories":
+            flat = np.frombuffer(b"".join(u.bytes for v in vals if v and v is not _MISSING for u in v),
+                                 np.uint8).reshape(-1, 16)
+        else:
+            flat = np.array([x for v in vals if v and v is not _MISSING for x in v], np.int32)
+        lists[s] = (flat, lens)
+    return _PartCols(scalar, ids, lists, offsets, file)
+
+
+_MISSING = object()
+_ABSENT = -0x80000000
+# records whose place among topic/partition records matters
+_BARRIERS = {RECORD_TYPES_BY_NAME["RemoveTopicRecord"], RECORD_TYPES_BY_NAME["ClearElrRecord"]}
 
 
 def _snapshot_end(file: Optional[str]) -> Optional[int]:
@@ -725,19 +886,145 @@ def _snapshot_end(file: Optional[str]) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+class _Chunk:
+    """One chunk of the log: every record value end to end, and per row its frame."""
+
+    def __init__(self, cols: Dict[str, Any]) -> None:
+        values = cols["value"]
+        self.file = cols["file"]
+        self.values = values
+        self.keys = cols["key"]
+        self.offsets = np.asarray(cols["offset"], np.int64)
+        self.epochs = cols["batch_partition_leader_epoch"]
+        self.ctrl = (np.asarray(cols["batch_attributes"]) & 0x20) != 0
+        n = len(values)
+        lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
+        self.data = b"".join(v for v in values if v is not None)
+        self.ends = np.cumsum(np.maximum(lens, 0))
+        self.starts = self.ends - np.maximum(lens, 0)
+        arr = np.frombuffer(self.data, np.uint8)
+        okl = lens >= 3
+        head = np.zeros((n, 3), np.int64)
+        if okl.any():
+            s = self.starts[okl]
+            head[okl] = np.stack([arr[s], arr[s + 1], arr[s + 2]], axis=1)
+        self.api = head[:, 1]
+        self.ver = head[:, 2]
+        fast = okl & (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80) & ~self.ctrl
+        self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
+
+
 class _Replayer:
     def __init__(self, img: MetadataImage) -> None:
         self.img = img
-        self.txn: Optional[List[_Row]] = None
+        self.txn: Optional[List[Tuple[_Chunk, np.ndarray]]] = None
+        self.pending: List[Tuple[_Chunk, np.ndarray]] = []
+        self.pending_change = False
         self.skip_below = -1
         self.snapshot_file: Optional[str] = None
 
-    # control records --------------------------------------------------------
+    def feed(self, ch: _Chunk, idx: np.ndarray) -> None:
+        """Rows ``idx`` (log order) of a chunk."""
+        if self.skip_below >= 0 and ch.file != self.snapshot_file:
+            idx = idx[(ch.offsets[idx] >= self.skip_below) | ch.ctrl[idx]]
+        special = np.nonzero(~ch.hot[idx])[0].tolist()
+        start = 0
+        for p in special:
+            if start < p:
+                self._hot(ch, idx[start:p])
+            start = p + 1
+            self._special(ch, int(idx[p]))
+        if start < len(idx):
+            self._hot(ch, idx[start:])
+
+    def _hot(self, ch: _Chunk, rows: np.ndarray) -> None:
+        if self.txn is not None:
+            self.txn.append((ch, rows))
+            return
+        while len(rows):
+            a = ch.api[rows]
+            if self.pending_change:
+                cut = np.nonzero(a == _PARTITION)[0]
+            else:
+                c5 = np.nonzero(a == _CHANGE)[0]
+                cut = np.nonzero(a[c5[0]:] == _PARTITION)[0] + c5[0] if len(c5) else c5
+            if not len(cut):
+                self.pending.append((ch, rows))
+                self.pending_change = self.pending_change or bool((a == _CHANGE).any())
+                return
+            # a partition created after changes: apply what came before first
+            if cut[0]:
+                self.pending.append((ch, rows[:cut[0]]))
+                self.pending_change = self.pending_change or bool((a[:cut[0]] == _CHANGE).any())
+            self.flush()
+            rows = rows[cut[0]:]
+
+    def _special(self, ch: _Chunk, i: int) -> None:
+        img = self.img
+        off = int(ch.offsets[i])
+        if ch.ctrl[i]:
+            self.control(ch.keys[i], ch.values[i], off, ch.file, int(ch.epochs[i]))
+            return
+        v = ch.values[i]
+        mr = read_record(v) if v is not None else MetadataRecord(
+            None, None, None, None, b"", "error", "null value")
+        k = mr.api_key
+        if k in (_BEGIN, _END, _ABORT) and mr.ok:
+            self.flush()
+            self._txn_marker(ch, i, mr)
+            return
+        if self.txn is not None:
+            self.txn.append((ch, np.array([i], np.int64)))
+            return
+        if k in _BARRIERS or not mr.ok:
+            self.flush()
+        img.last_offset = max(img.last_offset, off)
+        if mr.status in ("unknown_type", "error"):
+            img._issue(off, ch.file, mr, mr.status, mr.error or "")
+            return
+        if mr.status == "newer_version":
+            img._issue(off, ch.file, mr, "newer_version",
+                       f"{mr.type} version {mr.version} is newer than the specs; replayed "
+                       f"with the newest known layout")
+        if k in (_PARTITION, _CHANGE):
+            self.flush()
+            pc = _partcols_from_dicts(mr.type, [mr.value], np.array([off]), ch.file)
+            img._count(mr.type, mr.version)
+            (img._apply_partitions if k == _PARTITION else img._apply_changes)(pc, mr.version)
+            return
+        img.apply_record(mr.type, mr.value, mr.version, off, ch.file)  # type: ignore[arg-type]
+
+    def _txn_marker(self, ch: _Chunk, i: int, mr: MetadataRecord) -> None:
+        img = self.img
+        img._count(mr.type, mr.version)   # type: ignore[arg-type]
+        img.last_offset = max(img.last_offset, int(ch.offsets[i]))
+        if mr.api_key == _BEGIN:
+            if self.txn is not None:
+                img.issues.append(Issue(int(ch.offsets[i]), ch.file, _BEGIN, mr.version, "invalid",
+                                        "BeginTransactionRecord inside a transaction", b""))
+                segs, self.txn = self.txn, None
+                for c, r in segs:
+                    self.feed(c, r)
+                self.flush()
+            self.txn = []
+            img.open_transaction = (mr.value or {}).get("name", "")
+        elif mr.api_key == _END:
+            segs, self.txn = (self.txn or []), None
+            img.open_transaction = None
+            for c, r in segs:
+                self.feed(c, r)
+            self.flush()
+        else:
+            self.txn = None
+            img.open_transaction = None
+            img.aborted_transactions += 1
+
     def control(self, key: Optional[bytes], value: Optional[bytes], offset: int, file: Optional[str],
                 epoch: int) -> None:
         img = self.img
         if key is None or len(key) < 4:
-            img.issues.append(Issue(offset, file, None, None, "error", "control record key shorter than 4 bytes", key or b""))
+            img.issues.append(Issue(offset, file, None, None, "error",
+                                    "control record key shorter than 4 bytes", key or b""))
             return
         ctype = int.from_bytes(key[2:4], "big", signed=True)
         entry = CONTROL_MESSAGES.get(ctype)
@@ -763,153 +1050,75 @@ class _Replayer:
             img.voters = v
         img.last_offset = max(img.last_offset, offset)
 
-    # metadata records --------------------------------------------------------
-    def rows(self, rows: List[_Row]) -> None:
-        """Feed rows in log order; transactions buffer them."""
-        pending: List[_Row] = []
-        for row in rows:
-            if row.offset < self.skip_below and row.file != self.snapshot_file:
-                continue      # already in the snapshot
-            k = row.api_key
-            if k == _BEGIN or k == _END or k == _ABORT:
-                self._apply(pending)
-                pending = []
-                self._txn_marker(row)
-                continue
-            if self.txn is not None:
-                self.txn.append(row)
-            else:
-                pending.append(row)
-        self._apply(pending)
-
-    def _txn_marker(self, row: _Row) -> None:
-        img = self.img
-        mr = row.mr or _decode_row(row)
-        img._count(RECORD_TYPES[row.api_key], row.version)
-        img.last_offset = max(img.last_offset, row.offset)
-        if row.api_key == _BEGIN:
-            if self.txn is not None:
-                img.issues.append(Issue(row.offset, row.file, _BEGIN, row.version, "invalid",
-                                        "BeginTransactionRecord inside a transaction", b""))
-                self._apply(self.txn)
-            self.txn = []
-            img.open_transaction = (mr.value or {}).get("name", "") if mr.ok else ""
-        elif row.api_key == _END:
-            rows, self.txn = (self.txn or []), None
-            img.open_transaction = None
-            self._apply(rows)
-        else:
-            self.txn = None
-            img.open_transaction = None
-            img.aborted_transactions += 1
-
     def flush(self) -> None:
-        """End of input: an open transaction stays unapplied."""
-
-    def _apply(self, rows: List[_Row]) -> None:
-        i, n = 0, len(rows)
-        img = self.img
-        while i < n:
-            k = rows[i].api_key
-            if k in _BULK and rows[i].mr is None:
-                j = i
-                seen_change = False
-                while j < n and rows[j].api_key in _BULK and rows[j].mr is None:
-                    kj = rows[j].api_key
-                    if kj == _CHANGE:
-                        seen_change = True
-                    elif seen_change:
-                        break      # a new topic/partition after changes: keep log order
-                    j += 1
-                self._bulk(rows[i:j])
-                i = j
-                continue
-            self._single(rows[i])
-            i += 1
-        if rows:
-            img.last_offset = max(img.last_offset, rows[-1].offset)
-
-    def _single(self, row: _Row) -> None:
-        img = self.img
-        mr = row.mr or _decode_row(row)
-        if mr.status == "unknown_type" or mr.status == "error":
-            img._issue(row.offset, row.file, mr, mr.status, mr.error or "")
+        """Apply the pending runs: topics, then partitions, then changes (log order
+        within each; _hot keeps a partition created after a change out of the run)."""
+        if not self.pending:
             return
-        if mr.status == "newer_version":
-            img._issue(row.offset, row.file, mr, "newer_version",
-                       f"{mr.type} version {mr.version} is newer than the specs; replayed "
-                       f"with the newest known layout")
-        img.apply_record(mr.type, mr.value, mr.version, row.offset, row.file)  # type: ignore[arg-type]
-
-    def _bulk(self, rows: List[_Row]) -> None:
+        segs, self.pending, self.pending_change = self.pending, [], False
         img = self.img
+        merged: List[Tuple[_Chunk, np.ndarray]] = []
+        for ch, rows in segs:          # one run per chunk: fewer, bigger bulk calls
+            if merged and merged[-1][0] is ch:
+                merged[-1] = (ch, np.concatenate([merged[-1][1], rows]))
+            else:
+                merged.append((ch, rows))
+        segs = merged
+        for ch, rows in segs:
+            img.last_offset = max(img.last_offset, int(ch.offsets[rows[-1]]))
         for key in (_TOPIC, _PARTITION, _CHANGE):
-            sel = [r for r in rows if r.api_key == key]
-            if not sel:
-                continue
-            name = _BULK[key]
-            for ver in sorted({r.version for r in sel}):
-                part = [r for r in sel if r.version == ver]
-                newer = ver > kcodec.spec(name).valid_versions.highest
-                cols = kcodec.decode_bulk(name, [r.body for r in part], ver,
-                                          newer="latest" if newer else "error")
-                okm = np.asarray(cols["_ok"], bool)
-                if not okm.all():
-                    for r, e in zip(part, cols["_error"]):
-                        if e is not None:
-                            img.issues.append(Issue(r.offset, r.file, key, ver, "error", e,
-                                                    bytes(r.raw if r.raw is not None else r.body)))
-                    keep = np.nonzero(okm)[0]
-                    cols = {c: _take(v, keep) for c, v in cols.items() if not c.startswith("_")}
-                if newer:
-                    for r in part:
-                        img.issues.append(Issue(r.offset, r.file, key, ver, "newer_version",
-                                                f"{name} version {ver} is newer than the specs; "
-                                                "replayed with the newest known layout",
-                                                bytes(r.raw or b"")))
-                m = int(okm.sum())
-                if not m:
+            for ch, rows in segs:
+                sel = rows[ch.api[rows] == key]
+                if not len(sel):
                     continue
-                img._count(name, ver, m)
-                if key == _TOPIC:
-                    img._apply_topics(cols)
-                elif key == _PARTITION:
-                    img._apply_partitions(cols, ver)
-                else:
-                    img._apply_changes(cols, ver)
+                for ver in np.unique(ch.ver[sel]).tolist():
+                    part = sel[ch.ver[sel] == ver]
+                    self._bulk(ch, key, int(ver), part)
 
-
-def _take(v: Any, keep: np.ndarray) -> Any:
-    if isinstance(v, np.ndarray):
-        return v[keep]
-    if hasattr(v, "take"):
-        import pyarrow as pa
-        return v.take(pa.array(keep))
-    return [v[i] for i in keep.tolist()]
-
-
-def _decode_row(row: _Row) -> MetadataRecord:
-    name = RECORD_TYPES.get(row.api_key)
-    raw = bytes(row.raw) if row.raw is not None else bytes(row.body)
-    if name is None:
-        return MetadataRecord(row.api_key, None, row.version, None, raw, "unknown_type",
-                              f"Unknown metadata id {row.api_key}")
-    newer = row.version > kcodec.spec(name).valid_versions.highest
-    try:
-        v = kcodec.decode(name, row.body, row.version, newer="latest" if newer else "error")
-    except CodecError as e:
-        return MetadataRecord(row.api_key, name, row.version, None, raw, "error", str(e))
-    return MetadataRecord(row.api_key, name, row.version, v, raw, "newer_version" if newer else "ok")
-
-
-def _split_frames(values: List[Optional[bytes]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(api_key, version, fast) per value: the frame read the fast way (three one-byte
-    varints, frame version 1); ``fast`` False rows need the full frame reader."""
-    n = len(values)
-    head = np.frombuffer(b"".join((v[:3] if v is not None and len(v) >= 3 else b"\xff\xff\xff")
-                                  for v in values), np.uint8).reshape(n, 3) if n else np.zeros((0, 3), np.uint8)
-    fast = (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80)
-    return head[:, 1].astype(np.int32), head[:, 2].astype(np.int32), fast
+    def _bulk(self, ch: _Chunk, key: int, ver: int, rows: np.ndarray) -> None:
+        img = self.img
+        name = _BULK[key]
+        newer = ver > kcodec.spec(name).valid_versions.highest
+        starts, ends = ch.starts[rows] + 3, ch.ends[rows]
+        offs = ch.offsets[rows]
+        if key == _TOPIC:
+            mv = memoryview(ch.data)
+            cols = kcodec.decode_bulk(name, [mv[s:e] for s, e in zip(starts.tolist(), ends.tolist())],
+                                      ver, newer="latest" if newer else "error")
+            okm = np.asarray(cols["_ok"], bool)
+            names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
+            ids = _uuids(cols["topicId"]) if okm.all() else None
+            st = np.where(okm, 0, 1)
+            errs = cols["_error"]
+        else:
+            pc, st, eo = _extract(name, ver, ch.data, starts, ends, offs, ch.file)
+            okm = st == 0
+            errs = None
+        if not okm.all():
+            for j in np.nonzero(~okm)[0].tolist():
+                r = int(rows[j])
+                why = errs[j] if errs is not None else f"{name} v{ver} does not decode (engine error {int(st[j])} at byte {int(eo[j]) + 3})"
+                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "error", why,
+                                        bytes(ch.values[r])))
+        if newer:
+            for r in rows.tolist():
+                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "newer_version",
+                                        f"{name} version {ver} is newer than the specs; replayed "
+                                        "with the newest known layout", bytes(ch.values[r])))
+        good = np.nonzero(okm)[0]
+        if not len(good):
+            return
+        img._count(name, ver, len(good))
+        if key == _TOPIC:
+            if ids is None:
+                ids = _uuids(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
+                             else [cols["topicId"][i] for i in good.tolist()])
+                names = [names[i] for i in good.tolist()]
+            img._apply_topics(names, ids)
+        elif key == _PARTITION:
+            img._apply_partitions(pc if len(good) == len(rows) else pc.take(good), ver)
+        else:
+            img._apply_changes(pc if len(good) == len(rows) else pc.take(good), ver)
 
 
 def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bool = True,
@@ -923,30 +1132,11 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     for cols in log.iter_columns(source, verify_crc=verify_crc):
         for e in cols["errors"]:
             img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
-        file = cols["file"]
-        offsets = cols["offset"].tolist()
-        ctrl = ((cols["batch_attributes"] & 0x20) != 0).tolist()
-        epochs = cols["batch_partition_leader_epoch"].tolist()
-        values = cols["value"]
-        keys_col = cols["key"]
-        api, ver, fast = _split_frames(values)
-        api_l, ver_l, fast_l = api.tolist(), ver.tolist(), fast.tolist()
-        batch: List[_Row] = []
-        for i, off in enumerate(offsets):
-            if ctrl[i]:
-                rp.rows(batch)
-                batch = []
-                rp.control(keys_col[i], values[i], off, file, epochs[i])
-                continue
-            v = values[i]
-            if fast_l[i]:
-                batch.append(_Row(off, file, api_l[i], ver_l[i], memoryview(v)[3:], None, v))
-            else:
-                mr = read_record(v) if v is not None else MetadataRecord(
-                    None, None, None, None, b"", "error", "null value")
-                batch.append(_Row(off, file, mr.api_key if mr.api_key is not None else -1,
-                                  mr.version if mr.version is not None else -1, None, mr))
-        rp.rows(batch)
+        if not len(cols["offset"]):
+            continue
+        ch = _Chunk(cols)
+        rp.feed(ch, np.arange(len(ch.offsets), dtype=np.int64))
+        rp.flush()
     rp.flush()
     if compact:
         img.compact()

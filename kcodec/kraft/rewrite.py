@@ -16,6 +16,7 @@ import kcodec
 
 from . import features as F
 from ._log import log
+from ._columns import _starts
 from .image import MetadataImage
 from .records import encode_record
 
@@ -58,8 +59,14 @@ def _losses(image: MetadataImage, mv: F.MetadataVersion) -> List[Loss]:
     n = p.rows
     alive = p.alive.data[:n]
     if pv is not None and pv < 1:
-        cnt = sum(1 for r in np.nonzero(alive)[0].tolist()
-                  if p.directories[r] and any(d.bytes != _MIGRATING for d in p.directories[r]))
+        d = p.directories
+        ln = d.length.data[:n].astype(np.int64)
+        total = int(ln.sum())
+        pos = np.repeat(d.start.data[:n] - _starts(ln), ln) + np.arange(total)
+        rowid = np.repeat(np.arange(n), ln)
+        zero = p.dir_index.get(_MIGRATING, -1)
+        assigned = (d.values.data[pos] != zero) & alive[rowid]
+        cnt = int(np.unique(rowid[assigned]).size)
         if cnt:
             out.append(Loss("PartitionRecord", "directories", cnt,
                             f"PartitionRecord v{pv} at {mv.version} has no directory assignments"))
