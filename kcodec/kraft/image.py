@@ -45,6 +45,23 @@ _LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", 
                 ("last_known_elr", "lastKnownElr"))
 
 
+class _LastOf:
+    """For rows keyed by ``keys`` (log order): the index of the last row of each key
+    among those a mask selects; one sort serves every mask."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.order = np.argsort(keys, kind="stable")
+        ks = keys[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, np.int64)
+
+    def of(self, mask: np.ndarray) -> np.ndarray:
+        if not len(self.order):
+            return np.zeros(0, np.int64)
+        pos = np.where(mask[self.order], np.arange(len(self.order)), -1)
+        best = np.maximum.reduceat(pos, self.starts)
+        return self.order[best[best >= 0]]
+
+
 class Issue(NamedTuple):
     """A record replay could not use as it is: unknown type, newer version, bad bytes, or
     a record that refers to something the image does not have."""
@@ -69,7 +86,8 @@ class Topics:
         self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
         self._hidx = np.zeros(0, np.int64)
         self._idarr = np.zeros((0, 16), np.uint8)
-        self._dirty = False
+        self._new: List[bytes] = []          # ids added since the last lookup
+        self._dirty = False                  # a removal: rebuild the hash index
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -85,7 +103,7 @@ class Topics:
             self.ids.append(topic_id)
             self.alive.append(True)
             self.by_id[topic_id.bytes] = idx
-            self._dirty = True
+            self._new.append(topic_id.bytes)
         self.by_name[name] = idx
         return idx
 
@@ -98,10 +116,20 @@ class Topics:
 
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
+        if self._new:
+            fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
+            first = len(self._idarr)
+            self._idarr = np.concatenate([self._idarr, fresh])
+            self._new = []
+            if not self._dirty:
+                h = _id_hash(fresh)
+                order = np.argsort(h, kind="stable")
+                h, ix = h[order], np.arange(first, first + len(fresh), dtype=np.int64)[order]
+                pos = np.searchsorted(self._hash, h)
+                self._hash = np.insert(self._hash, pos, h)
+                self._hidx = np.insert(self._hidx, pos, ix)
         if self._dirty:
             live = np.array(sorted(self.by_id.values()), np.int64)
-            self._idarr = np.frombuffer(b"".join(u.bytes for u in self.ids), np.uint8).reshape(-1, 16) \
-                if self.ids else np.zeros((0, 16), np.uint8)
             h = _id_hash(self._idarr[live])
             order = np.argsort(h, kind="stable")
             self._hash, self._hidx = h[order], live[order]
@@ -149,6 +177,7 @@ class Partitions:
         self.dir_index: Dict[bytes, int] = {}
         self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
         self._rows = np.zeros(0, np.int64)
+        self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -165,9 +194,20 @@ class Partitions:
                 + self.directories.nbytes())
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        if not len(self._keys):
+        if not len(self._keys) or not len(keys):
             return np.full(len(keys), -1, np.int64)
-        pos = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        n = len(self._keys)
+        # partitions of a topic are mostly 0..N-1: guess the position from where the
+        # topic starts in the sorted keys, and search only the misses
+        topic = keys >> 32
+        if self._topic_start is None or len(self._topic_start) <= int(topic.max()):
+            top = int(max(topic.max(), self._keys[-1] >> 32)) + 1
+            self._topic_start = np.searchsorted(self._keys, np.arange(top, dtype=np.int64) << 32)
+        pos = self._topic_start[topic] + (keys & 0xFFFFFFFF)
+        pos = np.minimum(pos, n - 1)
+        miss = self._keys[pos] != keys
+        if miss.any():
+            pos[miss] = np.minimum(np.searchsorted(self._keys, keys[miss]), n - 1)
         return np.where(self._keys[pos] == keys, self._rows[pos], -1)
 
     def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
@@ -186,6 +226,7 @@ class Partitions:
             self._rows[pos[hit]] = r[hit]
         self._keys = np.insert(self._keys, pos[~hit], k[~hit])
         self._rows = np.insert(self._rows, pos[~hit], r[~hit])
+        self._topic_start = None
 
     def index_remove(self, keys: np.ndarray) -> None:
         pos = np.searchsorted(self._keys, keys)
@@ -195,21 +236,35 @@ class Partitions:
         keep = np.ones(len(self._keys), bool)
         keep[pos] = False
         self._keys, self._rows = self._keys[keep], self._rows[keep]
+        self._topic_start = None
 
     def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
         """Directory-table indexes of 16-byte directory ids."""
         if not len(flat):
             return np.zeros(0, np.int32)
-        u, inv = np.unique(np.ascontiguousarray(flat).view("V16").ravel(), return_inverse=True)
+        flat = np.ascontiguousarray(flat)
+        u, first, inv = np.unique(_id_hash(flat), return_index=True, return_inverse=True)
         table = np.empty(len(u), np.int32)
-        for i, b in enumerate(u.tolist()):
-            b = bytes(b)
+        for i, at in enumerate(first.tolist()):
+            b = flat[at].tobytes()
             j = self.dir_index.get(b)
             if j is None:
                 j = self.dir_index[b] = len(self.dir_ids)
                 self.dir_ids.append(_uuid.UUID(bytes=b))
             table[i] = j
-        return table[inv.ravel()]
+        out = table[inv.ravel()]
+        # a hash shared by two directory ids would be unlikely; check it, exactly
+        if not (self._dir_bytes(out) == flat).all():
+            out = np.array([self.dir_index.setdefault(flat[i].tobytes(), len(self.dir_index))
+                            for i in range(len(flat))], np.int32)
+            for b, j in self.dir_index.items():
+                if j >= len(self.dir_ids):
+                    self.dir_ids.append(_uuid.UUID(bytes=b))
+        return out
+
+    def _dir_bytes(self, idx: np.ndarray) -> np.ndarray:
+        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+        return table[idx]
 
     def row(self, r: int) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -493,18 +548,21 @@ class MetadataImage:
             return
         r = rows
         # every change bumps the partition epoch; a leader change also the leader epoch
-        np.add.at(p.partition_epoch.data, r, 1)
+        uniq, counts = np.unique(r, return_counts=True)
+        p.partition_epoch.data[uniq] += counts.astype(np.int32)
         leader = pc.scalar["leader"]
         moved = leader != NO_LEADER_CHANGE
+        last = _LastOf(r)
         if moved.any():
-            np.add.at(p.leader_epoch.data, r[moved], 1)
-            last = last_per_key(r[moved])
-            p.leader.data[r[moved][last]] = leader[moved][last]
+            u2, c2 = np.unique(r[moved], return_counts=True)
+            p.leader_epoch.data[u2] += c2.astype(np.int32)
+            sel = last.of(moved)
+            p.leader.data[r[sel]] = leader[sel]
         lrs = pc.scalar["leaderRecoveryState"]
         setl = lrs != -1
         if setl.any():
-            last = last_per_key(r[setl])
-            p.leader_recovery_state.data[r[setl][last]] = lrs[setl][last]
+            sel = last.of(setl)
+            p.leader_recovery_state.data[r[sel]] = lrs[sel]
         for attr, field in _LIST_FIELDS + (("directories", "directories"),):
             flat, lens = pc.lists[field]
             has = lens >= 0          # absent (-2) and null (-1): no change
@@ -513,10 +571,8 @@ class MetadataImage:
             if field == "directories":
                 flat = p.dir_indexes(flat)
             starts = _starts(np.maximum(lens, 0))
-            hr = r[has]
-            last = last_per_key(hr)
-            sel = np.nonzero(has)[0][last]
-            getattr(p, attr).set_flat(hr[last], flat, starts[sel], lens[sel])
+            sel = last.of(has)
+            getattr(p, attr).set_flat(r[sel], flat, starts[sel], lens[sel])
         rep = pc.lists["replicas"][1] >= 0
         if rep.any():
             # replicas changed: directories that no longer line up become MIGRATING
@@ -563,9 +619,10 @@ class MetadataImage:
         p = self.partitions
         n = p.rows
         keep = np.nonzero(p.alive.data[:n])[0]
-        if len(keep) == n and all(getattr(p, a).values.n == int(getattr(p, a).length.view.sum())
-                                  for a, _ in _LIST_FIELDS):
-            return
+        live_values = sum(int(getattr(p, a).length.view.sum()) for a, _ in _LIST_FIELDS)
+        all_values = sum(getattr(p, a).values.n for a, _ in _LIST_FIELDS)
+        if len(keep) > 0.8 * n and all_values < 2 * live_values + 1024:
+            return      # little to gain: superseded values are under half
         q = Partitions()
         for a in ("topic", "partition", "leader", "leader_epoch", "partition_epoch",
                   "leader_recovery_state", "alive"):
@@ -576,6 +633,7 @@ class MetadataImage:
         keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
         order = np.argsort(keys, kind="stable")
         q._keys, q._rows = keys[order], order.astype(np.int64)
+        q._topic_start = None
         self.partitions = q
 
 
@@ -898,8 +956,12 @@ class _Chunk:
         self.epochs = cols["batch_partition_leader_epoch"]
         self.ctrl = (np.asarray(cols["batch_attributes"]) & 0x20) != 0
         n = len(values)
-        lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
-        self.data = b"".join(v for v in values if v is not None)
+        if None in values:
+            lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
+            self.data = b"".join(v for v in values if v is not None)
+        else:
+            lens = np.fromiter(map(len, values), np.int64, n)
+            self.data = b"".join(values)
         self.ends = np.cumsum(np.maximum(lens, 0))
         self.starts = self.ends - np.maximum(lens, 0)
         arr = np.frombuffer(self.data, np.uint8)
