@@ -2,7 +2,7 @@
 metadata.version / feature planning (KIP-778)."""
 from .records import (CONTROL_MESSAGES, METADATA_FRAME, RECORD_TYPES, LogEntry, MetadataRecord,
                       dump_lines, encode_record, iter_log, read_record, record_type_name, to_json)
-from .image import Issue, MetadataImage, replay
+from .image import Issue, MetadataImage, iter_record_columns, replay
 from . import features
 from .planner import FeatureUpdate, UpdateResult, classify_downgrade, plan
 from .rewrite import (RewriteReport, bootstrap_records, encode_bootstrap, encode_snapshot, rewrite,

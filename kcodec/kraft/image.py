@@ -33,7 +33,7 @@ except ImportError:  # not built: the engine's dicts serve
 from ._log import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
-__all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay"]
+__all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
 
 NO_LEADER_CHANGE = -2
 _TOPIC, _PARTITION, _CHANGE = 2, 3, 5
@@ -1203,3 +1203,43 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     if compact:
         img.compact()
     return img
+
+
+def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Dict[str, Any]]]:
+    """Decode every metadata record of a log into columns, one ``(record type, version,
+    columns)`` per chunk of the log and type/version, in the order they first appear.
+
+    PartitionRecord / PartitionChangeRecord columns: ``offset``, the scalar fields
+    (int64), ``topicId`` ((n, 16) uint8), and each list field as ``(values, lengths)``
+    (lengths -2: absent, -1: null); every other type: the engine's
+    :func:`kcodec.decode_bulk` columns plus ``offset``.  Control records, unknown types
+    and malformed frames are left to :func:`replay` (which reports them)."""
+    for cols in log.iter_columns(source, verify_crc=verify_crc):
+        if not len(cols["offset"]):
+            continue
+        ch = _Chunk(cols)
+        fast = ch.hot | (~ch.ctrl & (ch.ends - ch.starts >= 3))
+        idx = np.nonzero(fast)[0]
+        if not len(idx):
+            continue
+        key = ch.api[idx] * 0x10000 + ch.ver[idx]
+        for k in np.unique(key).tolist():
+            rows = idx[key == k]
+            api, ver = divmod(int(k), 0x10000)
+            name = RECORD_TYPES.get(api)
+            if name is None:
+                continue
+            starts, ends = ch.starts[rows] + 3, ch.ends[rows]
+            newer = "latest" if ver > kcodec.spec(name).valid_versions.highest else "error"
+            if api in (_PARTITION, _CHANGE):
+                pc, st, _eo = _extract(name, ver, ch.data, starts, ends, ch.offsets[rows], ch.file)
+                out: Dict[str, Any] = dict(pc.scalar)
+                out["topicId"] = pc.topic_ids
+                out.update(pc.lists)
+                out["_ok"] = st == 0
+            else:
+                mv = memoryview(ch.data)
+                out = kcodec.decode_bulk(name, [mv[s:e] for s, e in zip(starts.tolist(), ends.tolist())],
+                                         ver, newer=newer)
+            out["offset"] = ch.offsets[rows]
+            yield name, ver, out
