@@ -32,10 +32,9 @@ __all__ = [
 
 
 class _MetadataRecordFrame(KraftRecordFrame):
-    """MetadataRecordSerde's frame: Kafka writes frame version 1 (AbstractApiMessageSerde's
-    DEFAULT_FRAME_VERSION) and refuses every other one."""
+    """The core KRaft frame, with MetadataRecordSerde's own words for frame version 0
+    (KRaft's 2.8 preview)."""
     name = "metadata-record"
-    FRAME_VERSION = 1
 
     def read(self, r: Reader):  # noqa: ANN201 - FrameHeader
         if r.pos < r.end and r.buf[r.pos] == 0:
