@@ -19,7 +19,7 @@ class Column:
     def reserve(self, extra: int) -> None:
         need = self.n + extra
         if need > len(self.data):
-            new = np.zeros(max(need, 2 * len(self.data)), self.data.dtype)
+            new = np.empty(max(need, 2 * len(self.data)), self.data.dtype)   # rows >= n unread
             new[:self.n] = self.data[:self.n]
             self.data = new
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import uuid as _uuid
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -79,10 +79,11 @@ class Topics:
 
     def __init__(self) -> None:
         self.names: List[str] = []
-        self.ids: List[_uuid.UUID] = []
+        self.id_bytes: List[bytes] = []
         self.alive: List[bool] = []
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
+        self._uuids: List[_uuid.UUID] = []
         self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
         self._hidx = np.zeros(0, np.int64)
         self._idarr = np.zeros((0, 16), np.uint8)
@@ -92,24 +93,38 @@ class Topics:
     def __len__(self) -> int:
         return len(self.by_id)
 
-    def add(self, name: str, topic_id: _uuid.UUID) -> int:
-        old = self.by_name.get(name)
-        if old is not None and self.ids[old] != topic_id:
-            self.remove(old)
-        idx = self.by_id.get(topic_id.bytes)
-        if idx is None:
-            idx = len(self.names)
-            self.names.append(name)
-            self.ids.append(topic_id)
-            self.alive.append(True)
-            self.by_id[topic_id.bytes] = idx
-            self._new.append(topic_id.bytes)
-        self.by_name[name] = idx
+    @property
+    def ids(self) -> List[_uuid.UUID]:
+        """Topic ids by topic index (built on demand: replay keeps raw bytes)."""
+        if len(self._uuids) < len(self.id_bytes):
+            self._uuids.extend(_uuid.UUID(bytes=b) for b in self.id_bytes[len(self._uuids):])
+        return self._uuids
+
+    def add(self, name: str, topic_id: Union[_uuid.UUID, bytes]) -> int:
+        return self.add_many([name], [topic_id if isinstance(topic_id, bytes) else topic_id.bytes])
+
+    def add_many(self, names: Sequence[str], ids: Sequence[bytes]) -> int:
+        """Add TopicRecords in order; returns the last one's index."""
+        by_name, by_id = self.by_name, self.by_id
+        idx = -1
+        for name, b in zip(names, ids):
+            old = by_name.get(name)
+            if old is not None and self.id_bytes[old] != b:
+                self.remove(old)
+            idx = by_id.get(b, -1)
+            if idx < 0:
+                idx = len(self.names)
+                self.names.append(name)
+                self.id_bytes.append(b)
+                self.alive.append(True)
+                by_id[b] = idx
+                self._new.append(b)
+            by_name[name] = idx
         return idx
 
     def remove(self, idx: int) -> None:
         self.alive[idx] = False
-        self.by_id.pop(self.ids[idx].bytes, None)
+        self.by_id.pop(self.id_bytes[idx], None)
         if self.by_name.get(self.names[idx]) == idx:
             del self.by_name[self.names[idx]]
         self._dirty = True
@@ -493,9 +508,8 @@ class MetadataImage:
 
     # bulk runs ---------------------------------------------------------------
 
-    def _apply_topics(self, names: List[str], ids: List[_uuid.UUID]) -> None:
-        for n, i in zip(names, ids):
-            self.topics.add(n, i)
+    def _apply_topics(self, names: List[str], ids: List[bytes]) -> None:
+        self.topics.add_many(names, ids)
 
     def _apply_partitions(self, pc: "_PartCols", version: int) -> None:
         p = self.partitions
@@ -1149,7 +1163,7 @@ class _Replayer:
                                       ver, newer="latest" if newer else "error")
             okm = np.asarray(cols["_ok"], bool)
             names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
-            ids = _uuids(cols["topicId"]) if okm.all() else None
+            ids = _uuid_bytes(cols["topicId"]) if okm.all() else None
             st = np.where(okm, 0, 1)
             errs = cols["_error"]
         else:
@@ -1173,8 +1187,8 @@ class _Replayer:
         img._count(name, ver, len(good))
         if key == _TOPIC:
             if ids is None:
-                ids = _uuids(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
-                             else [cols["topicId"][i] for i in good.tolist()])
+                ids = _uuid_bytes(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
+                                  else [cols["topicId"][i] for i in good.tolist()])
                 names = [names[i] for i in good.tolist()]
             img._apply_topics(names, ids)
         elif key == _PARTITION:
