@@ -94,3 +94,16 @@ def test_unknown_and_malformed_records_are_reported_not_fatal():
 def test_to_json_is_jacksons_compact_form():
     assert to_json("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": 27}, 0) == \
         '{"name":"metadata.version","featureLevel":27}'
+
+
+@needs_fixture
+def test_iter_record_columns_covers_every_record():
+    from kcodec.kraft import iter_record_columns
+    counts = {}
+    for name, _ver, cols in iter_record_columns(SEGMENTS / "__cluster_metadata-0"):
+        assert cols["_ok"].all()
+        counts[name] = counts.get(name, 0) + len(cols["offset"])
+    assert counts["PartitionChangeRecord"] == 902 and counts["PartitionRecord"] == 184
+    dump = (META / "kafka-dump-log.txt").read_text().split("Dumping __cluster_metadata-0")[1]
+    assert counts["NoOpRecord"] == 1285
+    assert sum(counts.values()) == dump.count(" payload: ")
