@@ -35,12 +35,12 @@ typedef struct {
     size_t *list_used;
 } kc_kraft_out;
 
-/* Decode rows data[starts[r] .. ends[r]) with `code` (one compiled message
+/* Decode rows[r][0 .. lens[r]) with `code` (one compiled message
  * version) and extract the roles.  `tape` has tape_cap slots (the longest row + 2
  * suffices).  status[r]: KC_OK or the engine's error code; err_off[r]: the byte
  * offset in the row.  Returns the number of bad rows. */
-int kc_kraft_extract(const int32_t *code, const uint8_t *data, const int64_t *starts,
-                     const int64_t *ends,                      size_t n_rows, const kc_kraft_role *roles, int n_roles,
+int kc_kraft_extract(const int32_t *code, const uint8_t *const *rows, const int64_t *lens,
+                     size_t n_rows, const kc_kraft_role *roles, int n_roles,
                      int64_t *tape, size_t tape_cap, kc_kraft_out *out,
                      int32_t *status, int64_t *err_off);
 

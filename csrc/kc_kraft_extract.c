@@ -58,8 +58,8 @@ static void put_value(const kc_kraft_role *role, size_t r, const int64_t *tape, 
     out->list_used[role->slot] += (size_t)count;
 }
 
-int kc_kraft_extract(const int32_t *code, const uint8_t *data, const int64_t *starts,
-                     const int64_t *ends,                      size_t n_rows, const kc_kraft_role *roles, int n_roles,
+int kc_kraft_extract(const int32_t *code, const uint8_t *const *rows, const int64_t *lens,
+                     size_t n_rows, const kc_kraft_role *roles, int n_roles,
                      int64_t *tape, size_t tape_cap, kc_kraft_out *out,
                      int32_t *status, int64_t *err_off)
 {
@@ -79,8 +79,8 @@ int kc_kraft_extract(const int32_t *code, const uint8_t *data, const int64_t *st
             by_tag[-1 - ref] = j;
     }
     for (size_t r = 0; r < n_rows; r++) {
-        const uint8_t *row = data + starts[r];
-        size_t len = (size_t)(ends[r] - starts[r]);
+        const uint8_t *row = rows[r];
+        size_t len = lens[r] < 0 ? 0 : (size_t)lens[r];
         for (int j = 0; j < n_roles; j++) {
             const kc_kraft_role *ro = &roles[j];
             if (ro->kind == KC_KRAFT_SCALAR)

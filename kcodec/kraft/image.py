@@ -903,26 +903,27 @@ def _roles(name: str, version: int):
     return got
 
 
-def _extract(name: str, version: int, data: bytes, starts: np.ndarray, ends: np.ndarray,
-             offsets: np.ndarray, file: Optional[str]) -> Tuple[_PartCols, np.ndarray, np.ndarray]:
-    """Columns of the bodies data[starts:ends]; plus each row's status and error offset."""
+def _extract(name: str, version: int, ch: "_Chunk", rows: np.ndarray
+             ) -> Tuple[_PartCols, np.ndarray, np.ndarray]:
+    """Columns of the record bodies of rows ``rows`` of a chunk; plus each row's status
+    and error offset (in the body)."""
+    offsets = ch.offsets[rows]
     if _native_image is not None:
         roles, code = _roles(name, version)
-        sc, uu, ll, vals, st, eo, _bad = _native_image.extract(code, data, starts, ends, roles)
+        sc, uu, ll, vals, st, eo, _bad = _native_image.extract(code, ch.values, rows, 3, roles)
         scalar = {s: sc[i] for i, s in enumerate(_PART_SCALARS)}
         lists = {s: (vals[i], ll[i]) for i, s in enumerate(_PART_LISTS)}
-        return _PartCols(scalar, uu[0], lists, offsets, file), st, eo
+        return _PartCols(scalar, uu[0], lists, offsets, ch.file), st, eo
     # no extension: the engine's dicts, laid out the same way
-    dicts, st, eo = [], np.zeros(len(starts), np.int32), np.zeros(len(starts), np.int64)
+    dicts, st, eo = [], np.zeros(len(rows), np.int32), np.zeros(len(rows), np.int64)
     newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
-    mv = memoryview(data)
-    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
+    for i, body in enumerate(ch.bodies(rows)):
         try:
-            dicts.append(kcodec.decode(name, mv[s:e], version, newer=newer))
+            dicts.append(kcodec.decode(name, body, version, newer=newer))
         except CodecError as ex:
             st[i], eo[i] = 1, ex.offset or 0
             dicts.append({})
-    return _partcols_from_dicts(name, dicts, offsets, file), st, eo
+    return _partcols_from_dicts(name, dicts, offsets, ch.file), st, eo
 
 
 def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
@@ -959,35 +960,37 @@ def _snapshot_end(file: Optional[str]) -> Optional[int]:
 
 
 class _Chunk:
-    """One chunk of the log: every record value end to end, and per row its frame."""
+    """One chunk of the log: its record values and, per row, the frame's first bytes."""
 
     def __init__(self, cols: Dict[str, Any]) -> None:
         values = cols["value"]
+        if values and any(v is not None and not isinstance(v, bytes) for v in values[:1]):
+            values = [None if v is None else bytes(v) for v in values]
         self.file = cols["file"]
         self.values = values
         self.keys = cols["key"]
         self.offsets = np.asarray(cols["offset"], np.int64)
         self.epochs = cols["batch_partition_leader_epoch"]
         self.ctrl = (np.asarray(cols["batch_attributes"]) & 0x20) != 0
-        n = len(values)
-        if None in values:
-            lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
-            self.data = b"".join(v for v in values if v is not None)
+        if _native_image is not None:
+            head, lens = _native_image.frame_heads(values)
         else:
-            lens = np.fromiter(map(len, values), np.int64, n)
-            self.data = b"".join(values)
-        self.ends = np.cumsum(np.maximum(lens, 0))
-        self.starts = self.ends - np.maximum(lens, 0)
-        arr = np.frombuffer(self.data, np.uint8)
-        okl = lens >= 3
-        head = np.zeros((n, 3), np.int64)
-        if okl.any():
-            s = self.starts[okl]
-            head[okl] = np.stack([arr[s], arr[s + 1], arr[s + 2]], axis=1)
+            n = len(values)
+            lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
+            head = np.full((n, 3), -1, np.int64)
+            for i, v in enumerate(values):
+                if v is not None:
+                    head[i, :min(len(v), 3)] = list(v[:3])
+        self.lens = lens
         self.api = head[:, 1]
         self.ver = head[:, 2]
-        fast = okl & (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80) & ~self.ctrl
+        fast = (lens >= 3) & (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80) & ~self.ctrl
+        self.fast = fast
         self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
+
+    def bodies(self, rows: np.ndarray) -> List[bytes]:
+        vals = self.values
+        return [vals[i][3:] for i in rows.tolist()]
 
 
 class _Replayer:
@@ -1155,19 +1158,15 @@ class _Replayer:
         img = self.img
         name = _BULK[key]
         newer = ver > kcodec.spec(name).valid_versions.highest
-        starts, ends = ch.starts[rows] + 3, ch.ends[rows]
-        offs = ch.offsets[rows]
         if key == _TOPIC:
-            mv = memoryview(ch.data)
-            cols = kcodec.decode_bulk(name, [mv[s:e] for s, e in zip(starts.tolist(), ends.tolist())],
-                                      ver, newer="latest" if newer else "error")
+            cols = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer="latest" if newer else "error")
             okm = np.asarray(cols["_ok"], bool)
             names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
             ids = _uuid_bytes(cols["topicId"]) if okm.all() else None
             st = np.where(okm, 0, 1)
             errs = cols["_error"]
         else:
-            pc, st, eo = _extract(name, ver, ch.data, starts, ends, offs, ch.file)
+            pc, st, eo = _extract(name, ver, ch, rows)
             okm = st == 0
             errs = None
         if not okm.all():
@@ -1232,8 +1231,7 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
         if not len(cols["offset"]):
             continue
         ch = _Chunk(cols)
-        fast = ch.hot | (~ch.ctrl & (ch.ends - ch.starts >= 3))
-        idx = np.nonzero(fast)[0]
+        idx = np.nonzero(ch.fast)[0]
         if not len(idx):
             continue
         key = ch.api[idx] * 0x10000 + ch.ver[idx]
@@ -1243,17 +1241,14 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
             name = RECORD_TYPES.get(api)
             if name is None:
                 continue
-            starts, ends = ch.starts[rows] + 3, ch.ends[rows]
             newer = "latest" if ver > kcodec.spec(name).valid_versions.highest else "error"
             if api in (_PARTITION, _CHANGE):
-                pc, st, _eo = _extract(name, ver, ch.data, starts, ends, ch.offsets[rows], ch.file)
+                pc, st, _eo = _extract(name, ver, ch, rows)
                 out: Dict[str, Any] = dict(pc.scalar)
                 out["topicId"] = pc.topic_ids
                 out.update(pc.lists)
                 out["_ok"] = st == 0
             else:
-                mv = memoryview(ch.data)
-                out = kcodec.decode_bulk(name, [mv[s:e] for s, e in zip(starts.tolist(), ends.tolist())],
-                                         ver, newer=newer)
+                out = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer=newer)
             out["offset"] = ch.offsets[rows]
             yield name, ver, out
