@@ -175,3 +175,18 @@ def test_extract_reports_bad_rows_and_keeps_going():
     assert [i.kind for i in img.issues] == ["error"]
     assert img.issues[0].raw == good[:-2]
     assert img.partition("a", 0)["partitionEpoch"] == 1
+
+
+def test_random_partition_bytes_never_crash():
+    import random
+    rnd = random.Random(11)
+    good = encode_record("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "isr": [1, 2],
+                                                   "eligibleLeaderReplicas": [3]}, 2)
+    recs = [_frame("TopicRecord", {"name": "a", "topicId": TID})]
+    for _ in range(3000):
+        b = bytearray(good)
+        for _ in range(rnd.randint(1, 4)):
+            b[rnd.randrange(3, len(b))] = rnd.randrange(256)
+        recs.append((None, bytes(b[: rnd.randint(3, len(b))])))
+    img = replay(_log(recs))          # every bad row is an issue, nothing raises
+    assert all(i.kind in ("error", "invalid") for i in img.issues)

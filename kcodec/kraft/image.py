@@ -26,10 +26,12 @@ from kcodec.errors import CodecError
 
 from ._columns import Column, ListColumn, _starts, last_per_key
 
-try:
-    from . import _image as _native_image
-except ImportError:  # not built: the engine's dicts serve
-    _native_image = None
+_native_image: Any = None
+if not os.environ.get("KCODEC_NO_EXTENSIONS"):
+    try:
+        from . import _image as _native_image
+    except ImportError:  # not built: the engine's dicts serve
+        _native_image = None
 from ._log import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
@@ -1250,5 +1252,6 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
                 out["_ok"] = st == 0
             else:
                 out = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer=newer)
+                out["_ok"] = np.asarray(out["_ok"], bool)
             out["offset"] = ch.offsets[rows]
             yield name, ver, out
