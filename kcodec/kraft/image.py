@@ -108,6 +108,17 @@ class Topics:
     def add_many(self, names: Sequence[str], ids: Sequence[bytes]) -> int:
         """Add TopicRecords in order; returns the last one's index."""
         by_name, by_id = self.by_name, self.by_id
+        if (len(set(names)) == len(names) and len(set(ids)) == len(ids)
+                and by_name.keys().isdisjoint(names) and by_id.keys().isdisjoint(ids)):
+            # all new (the common case): no per-topic Python work
+            first = len(self.names)
+            self.names.extend(names)
+            self.id_bytes.extend(ids)
+            self.alive.extend([True] * len(names))
+            by_id.update(zip(ids, range(first, first + len(ids))))
+            by_name.update(zip(names, range(first, first + len(names))))
+            self._new.extend(ids)
+            return len(self.names) - 1
         idx = -1
         for name, b in zip(names, ids):
             old = by_name.get(name)
@@ -192,6 +203,8 @@ class Partitions:
         self.directories = ListColumn()
         self.dir_ids: List[_uuid.UUID] = []
         self.dir_index: Dict[bytes, int] = {}
+        self._dir_hash = np.zeros(0, np.uint64)      # sorted hashes of dir_ids
+        self._dir_hidx = np.zeros(0, np.int64)
         self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
         self._rows = np.zeros(0, np.int64)
         self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
@@ -256,32 +269,43 @@ class Partitions:
         self._topic_start = None
 
     def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
-        """Directory-table indexes of 16-byte directory ids."""
+        """Directory-table indexes of 16-byte directory ids (a cluster has few distinct
+        directories: match hashes against the known ones, learn the rest)."""
         if not len(flat):
             return np.zeros(0, np.int32)
         flat = np.ascontiguousarray(flat)
-        u, first, inv = np.unique(_id_hash(flat), return_index=True, return_inverse=True)
-        table = np.empty(len(u), np.int32)
-        for i, at in enumerate(first.tolist()):
-            b = flat[at].tobytes()
-            j = self.dir_index.get(b)
-            if j is None:
-                j = self.dir_index[b] = len(self.dir_ids)
-                self.dir_ids.append(_uuid.UUID(bytes=b))
-            table[i] = j
-        out = table[inv.ravel()]
-        # a hash shared by two directory ids would be unlikely; check it, exactly
-        if not (self._dir_bytes(out) == flat).all():
+        h = _id_hash(flat)
+        out = np.full(len(flat), -1, np.int64)
+        if len(self._dir_hash):
+            pos = np.minimum(np.searchsorted(self._dir_hash, h), len(self._dir_hash) - 1)
+            hit = self._dir_hash[pos] == h
+            out[hit] = self._dir_hidx[pos[hit]]
+        miss = np.nonzero(out < 0)[0]
+        if len(miss):
+            _u, first = np.unique(h[miss], return_index=True)
+            for at in miss[first].tolist():
+                b = flat[at].tobytes()
+                if b not in self.dir_index:
+                    self.dir_index[b] = len(self.dir_ids)
+                    self.dir_ids.append(_uuid.UUID(bytes=b))
+            known = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+            kh = _id_hash(known)
+            order = np.argsort(kh, kind="stable")
+            self._dir_hash, self._dir_hidx = kh[order], order.astype(np.int64)
+            pos = np.minimum(np.searchsorted(self._dir_hash, h[miss]), len(self._dir_hash) - 1)
+            out[miss] = self._dir_hidx[pos]
+        # 64-bit hashes of random 128-bit ids do not collide in practice; make sure
+        w = flat.view(np.uint64).reshape(-1, 2)
+        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+        tw = table.view(np.uint64).reshape(-1, 2)
+        if not (tw[out] == w).all():
             out = np.array([self.dir_index.setdefault(flat[i].tobytes(), len(self.dir_index))
-                            for i in range(len(flat))], np.int32)
-            for b, j in self.dir_index.items():
+                            for i in range(len(flat))], np.int64)
+            for b, j in sorted(self.dir_index.items(), key=lambda kv: kv[1]):
                 if j >= len(self.dir_ids):
                     self.dir_ids.append(_uuid.UUID(bytes=b))
-        return out
-
-    def _dir_bytes(self, idx: np.ndarray) -> np.ndarray:
-        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
-        return table[idx]
+            self._dir_hash = np.zeros(0, np.uint64)
+        return out.astype(np.int32)
 
     def row(self, r: int) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -646,6 +670,7 @@ class MetadataImage:
         for a, _ in _LIST_FIELDS + (("directories", ""),):
             setattr(q, a, getattr(p, a).compact(keep))
         q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
+        q._dir_hash, q._dir_hidx = p._dir_hash, p._dir_hidx
         keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
         order = np.argsort(keys, kind="stable")
         q._keys, q._rows = keys[order], order.astype(np.int64)
