@@ -190,3 +190,20 @@ def test_random_partition_bytes_never_crash():
         recs.append((None, bytes(b[: rnd.randint(3, len(b))])))
     img = replay(_log(recs))          # every bad row is an issue, nothing raises
     assert all(i.kind in ("error", "invalid") for i in img.issues)
+
+
+def test_generated_log_matches_a_plain_replay(tmp_path):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from gen_kraft_log import generate
+    from kcodec.kraft import iter_log
+    generate(str(tmp_path), topics=50, partitions=400, changes=3000, batch=97)
+    rows = [{"batch": {"is_control": e.control_type is not None},
+             "value_hex": e.value.hex()} for e in iter_log(tmp_path)]
+    expected = _naive(rows)
+    img = replay(tmp_path)
+    assert img.partition_count() == len(expected) == 400 and not img.issues
+    for (t, pid), want in expected.items():
+        got = img.partition(t, pid)
+        assert {k: got[k] for k in want} == want, (t, pid)

@@ -55,6 +55,15 @@ class _LastOf:
         self.order = np.argsort(keys, kind="stable")
         ks = keys[self.order]
         self.starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, np.int64)
+        self.keys = ks[self.starts]          # the distinct keys, ascending
+
+    def counts(self, mask: Optional[np.ndarray] = None) -> np.ndarray:
+        """Rows per distinct key (only those ``mask`` selects)."""
+        if not len(self.order):
+            return np.zeros(0, np.int64)
+        if mask is None:
+            return np.diff(np.r_[self.starts, len(self.order)])
+        return np.add.reduceat(mask[self.order].astype(np.int64), self.starts)
 
     def of(self, mask: np.ndarray) -> np.ndarray:
         if not len(self.order):
@@ -588,14 +597,12 @@ class MetadataImage:
             return
         r = rows
         # every change bumps the partition epoch; a leader change also the leader epoch
-        uniq, counts = np.unique(r, return_counts=True)
-        p.partition_epoch.data[uniq] += counts.astype(np.int32)
+        last = _LastOf(r)
+        p.partition_epoch.data[last.keys] += last.counts().astype(np.int32)
         leader = pc.scalar["leader"]
         moved = leader != NO_LEADER_CHANGE
-        last = _LastOf(r)
         if moved.any():
-            u2, c2 = np.unique(r[moved], return_counts=True)
-            p.leader_epoch.data[u2] += c2.astype(np.int32)
+            p.leader_epoch.data[last.keys] += last.counts(moved).astype(np.int32)
             sel = last.of(moved)
             p.leader.data[r[sel]] = leader[sel]
         lrs = pc.scalar["leaderRecoveryState"]
