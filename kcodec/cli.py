@@ -23,6 +23,7 @@ from ._examples import EXAMPLES
 _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
     "kcodec.offsets.cli": None,
     "kcodec.consumer.cli": None,
+    "kcodec.kraft.cli": None,
 }
 
 
