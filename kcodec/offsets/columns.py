@@ -201,9 +201,11 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     verify = kwargs.pop("verify_crc", True)
     chunk = kwargs.pop("chunk_size", _KR.DEFAULT_CHUNK)
     maxb = kwargs.pop("max_batch_size", _KR.DEFAULT_MAX_BATCH)
+    maxi = kwargs.pop("max_inflated_size", _KR.DEFAULT_MAX_INFLATED)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
-    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb):
+    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb,
+                              max_inflated_size=maxi):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
         for buf, recs in parts:
