@@ -103,8 +103,22 @@ def _batch_error(file: Optional[str], b: Any, base: int, reason: str, message: s
                       int(b["next_position"]) + base)
 
 
-def _describe(file: Optional[str], b: Any, base: int) -> Optional[BatchError]:
+def _zero_padding(data: Any, b: Any) -> bool:
+    """The unreadable stretch is all zero bytes: the unused tail of a preallocated segment
+    (log.preallocate), not corruption of anything written."""
+    start, end = int(b["position"]), int(b["next_position"])
+    if end - start < 61:      # shorter than a batch header: as likely a cut header
+        return False
+    return not np.frombuffer(data, np.uint8, end - start, start).any()
+
+
+def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optional[BatchError]:
     st = int(b["status"])
+    if st in (3, 4, 7) and data is not None and _zero_padding(data, b):
+        return _batch_error(file, b, base, "zero_padding",
+                            f"{int(b['next_position']) - int(b['position'])} zero bytes from "
+                            f"position {int(b['position']) + base} (a preallocated segment's "
+                            "unused tail, or zeroed blocks)")
     if st == 0 or st == 1:
         if not b["crc_ok"]:
             return _batch_error(file, b, base, "bad_crc",
@@ -169,7 +183,7 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
             if rst:
                 batches[i]["status"] = rst if rst != 9 else 5
                 batches[i]["error_field"] = field
-        err = _describe(file, batches[i], base)
+        err = _describe(file, batches[i], base, data)
         if err is not None:
             errors[i] = err
     return consumed, Chunk(file, base, data, batches, recs, inflated, errors)
