@@ -261,10 +261,10 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 
 def cmd_check_downgrade(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
-    from .downgrade import check_columns, parse_version
+    from .downgrade import check_columns, parse_target
     out = _Output(out)
     try:
-        parse_version(args.to)
+        parse_target(args.to)
     except ValueError as e:
         raise SystemExit(f"kcodec offsets check-downgrade: {e}")
     try:

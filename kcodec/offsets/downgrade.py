@@ -73,6 +73,20 @@ def parse_version(s: str) -> Version:
     return _versions.parse_version(s).release
 
 
+def parse_target(s: str) -> Version:
+    """A downgrade target: a release from the oldest to the newest this module knows."""
+    valid = (f"a release from {KNOWN_VERSIONS[0]} to {KNOWN_VERSIONS[-1]} "
+             f"(e.g. {', '.join(KNOWN_VERSIONS[-4:])})")
+    try:
+        v = parse_version(s)
+    except ValueError:
+        raise ValueError(f"not a Kafka version: {s!r}; the target must be {valid}") from None
+    lo, hi = parse_version(KNOWN_VERSIONS[0]), parse_version(KNOWN_VERSIONS[-1])
+    if not lo <= v[:2] + (0,) <= hi:
+        raise ValueError(f"no facts for Kafka {s}: the target must be {valid}")
+    return v
+
+
 # record type -> (first release that knows it, first release whose layout matches 4.1)
 RECORD_TYPES_SINCE: Dict[int, Tuple[Version, Version]] = {
     0: ((0, 8, 2), (0, 8, 2)),
@@ -234,7 +248,7 @@ def _has_tag(rec: OffsetsRecord, tag: int) -> bool:
 
 def check(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], to: str) -> DowngradeReport:
     """Check ``(batch, record, decoded)`` triples (see ``iter_decoded``) against ``to``."""
-    target = parse_version(to)
+    target = parse_target(to)
     rep = DowngradeReport(to)
     for batch, rec, dec in records:
         if batch is not None and batch.error is not None:
@@ -255,7 +269,7 @@ def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
     record by record.  Same report as :func:`check`."""
     import numpy as np
     from .records import OffsetsRecord as _OR
-    target = parse_version(to)
+    target = parse_target(to)
     rep = DowngradeReport(to)
 
     for cols in chunks:
