@@ -232,7 +232,7 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         return status
     rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL", "MEMBERS", "OFFSETS")]
     for gid, g in sorted(st.groups.items()):
-        rows.append((gid, g.type, g.state, "-" if g.generation is None else str(g.generation),
+        rows.append((gid, g.type + (f" (from {g.converted_from})" if g.converted_from else ""), g.state, "-" if g.generation is None else str(g.generation),
                      g.protocol or g.protocol_type or "-", str(len(g.members)), str(len(g.offsets))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
@@ -246,6 +246,10 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
             for (t, p), o in sorted(g.offsets.items()):
                 out.write(f"  offset {t}-{p} = {o.offset} epoch={o.leader_epoch} "
                           f"metadata={o.metadata!r}\n")
+    converted = sorted(gid for gid, g in st.groups.items() if g.converted_from)
+    if converted:
+        out.write(f"\nconverted from consumer-protocol groups (KIP-848 online downgrade; their "
+                  f"assignments came from the server-side assignor): {', '.join(converted)}\n")
     if st.deleted_groups:
         out.write(f"\ndeleted groups: {', '.join(sorted(st.deleted_groups))}\n")
     if st.open_transactions:

@@ -38,6 +38,7 @@ CONSUMER = {"metadata": 3, "partition_metadata": 4, "member": 5, "target_metadat
             "target_member": 7, "current_assignment": 8, "regex": 16}
 SHARE = {"partition_metadata": 9, "member": 10, "metadata": 11, "target_metadata": 12,
          "target_member": 13, "current_assignment": 14, "state_partition_metadata": 15}
+_CONSUMER_TYPES = frozenset(CONSUMER.values())
 STREAMS = {"metadata": 17, "partition_metadata": 18, "member": 19, "target_metadata": 20,
            "target_member": 21, "current_assignment": 22, "topology": 23}
 
@@ -98,6 +99,9 @@ class GroupState:
     target_assignment_epoch: Optional[int] = None
     metadata_hash: Optional[int] = None
     members: Dict[str, Member] = field(default_factory=dict)
+    # "consumer": a classic group the coordinator converted from a consumer-protocol
+    # (KIP-848) group, whose member assignments its server-side assignor computed
+    converted_from: Optional[str] = None
     offsets: Dict[Tuple[str, int], CommittedOffset] = field(default_factory=dict)
     regexes: Dict[str, Any] = field(default_factory=dict)
     topology: Optional[Dict[str, Any]] = None
@@ -204,6 +208,8 @@ class Folder:
         self.live: Dict[Tuple[Any, ...], Tuple[Any, Any, bool]] = {}
         self.pending: Dict[Tuple[Any, int], List[Tuple[Any, OffsetsRecord]]] = {}
         self.seen_groups: Set[str] = set()
+        # group -> log order of its latest KIP-848 consumer-group record (live or tombstone)
+        self.modern_seen: Dict[str, Any] = {}
         self.tombstoned_offsets: Dict[str, Set[Tuple[str, int]]] = {}
         self.aborted = 0
         self.unknown: Dict[int, int] = {}
@@ -229,6 +235,8 @@ class Folder:
         g = ident[1] if is_commit else rec.group_id
         if g is not None:
             self.seen_groups.add(g)
+            if not is_commit and rec.record_type in _CONSUMER_TYPES:
+                self.modern_seen[g] = order
         if rec.tombstone:
             self.live.pop(ident, None)
             if is_commit:
@@ -341,8 +349,16 @@ class Folder:
             gid = rec.group_id
             if gid is None:
                 continue
-            GROUP_RECORDS.dispatch(rec.record_type, _group(groups, gid), rec, rec.key or {},
+            g = _group(groups, gid)
+            GROUP_RECORDS.dispatch(rec.record_type, g, rec, rec.key or {},
                                    rec.value or {}, order[1], txn)
+            if rec.record_type == GROUP_METADATA and g.members and gid in self.modern_seen \
+                    and self.modern_seen[gid] < order:
+                # A classic group with members written after the group's consumer-protocol
+                # records: the coordinator converted it (KIP-848 online downgrade, when the
+                # last consumer-protocol member left); the assignments are the server
+                # assignor's target, not a classic leader's.
+                g.converted_from = "consumer"
         # Members known only from target assignments are not members (the target
         # assignment of a departed member is deleted with it); keep what has metadata.
         for g in groups.values():

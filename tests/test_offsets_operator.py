@@ -1,4 +1,5 @@
-"""Corrupt data never becomes a result with a success signal (issue: operator-grade).
+"""Operator-grade reading of __consumer_offsets: corrupt data never becomes a result with a
+success signal, and groups the coordinator converted are said to be so.
 
 Every batch of every fixture segment is corrupted in turn (one bit flipped in its records,
 its CRC left as it was): the batch must contribute nothing to group state, both folds must
@@ -113,3 +114,48 @@ def test_strict_survives_a_closed_pipe(tmp_path):
     cmd = f"{sys.executable} -m kcodec offsets dump {d} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}"
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in r.stderr and r.stdout.strip() in ("0", str(ocli.EXIT_CORRUPT))
+
+
+def _rec(rtype, key_schema, key, value_schema=None, value=None, value_version=0):
+    import struct
+
+    import kcodec
+    k = struct.pack(">h", rtype) + kcodec.encode(key_schema, key, 0)
+    v = None if value_schema is None else struct.pack(">h", value_version) + kcodec.encode(value_schema, value, value_version)
+    return k, v
+
+
+def test_a_group_converted_from_the_consumer_protocol_is_recognised(tmp_path):
+    """KIP-848 online downgrade: when the last consumer-protocol member leaves, the
+    coordinator tombstones the consumer group's records and writes a classic
+    GroupMetadataValue whose assignments its own assignor computed."""
+    g = "downgraded"
+    member = {"memberId": "m1", "clientId": "c", "clientHost": "/h", "rebalanceTimeout": 1,
+              "sessionTimeout": 2, "subscription": b"\x00\x00\x00\x00\x00\x00\x00\x00",
+              "assignment": b"\x00\x00\x00\x00\x00\x00\x00\x00"}
+    modern = [
+        _rec(3, "ConsumerGroupMetadataKey", {"groupId": g}, "ConsumerGroupMetadataValue", {"epoch": 5}),
+        _rec(5, "ConsumerGroupMemberMetadataKey", {"groupId": g, "memberId": "m1"},
+             "ConsumerGroupMemberMetadataValue", {"clientId": "c", "clientHost": "/h"}),
+    ]
+    conversion = [
+        _rec(5, "ConsumerGroupMemberMetadataKey", {"groupId": g, "memberId": "m1"}),
+        _rec(3, "ConsumerGroupMetadataKey", {"groupId": g}),
+        _rec(2, "GroupMetadataKey", {"group": g}, "GroupMetadataValue",
+             {"protocolType": "consumer", "generation": 5, "protocol": "range", "leader": "m1",
+              "members": [member]}, 3),
+    ]
+    classic = [_rec(2, "GroupMetadataKey", {"group": "plain"}, "GroupMetadataValue",
+                    {"protocolType": "consumer", "generation": 1, "protocol": "range", "leader": "m1",
+                     "members": [member]}, 3)]
+    data = (log.encode_batch(modern, base_offset=0) + log.encode_batch(conversion, base_offset=2)
+            + log.encode_batch(classic, base_offset=5))
+    for fast in (True, False):
+        st = fold_log(data, fast=fast)
+        assert st.groups[g].type == "classic" and st.groups[g].converted_from == "consumer"
+        assert st.groups["plain"].converted_from is None
+    p = tmp_path / "__consumer_offsets-0"
+    p.mkdir()
+    (p / "00000000000000000000.log").write_bytes(data)
+    rc, out = _run(["offsets", "groups", str(p)])
+    assert rc == 0 and "classic (from consumer)" in out and "online downgrade" in out
