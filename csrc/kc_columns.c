@@ -521,17 +521,11 @@ static int cd_value(kc_cdec *restrict d, kc_col *restrict c, int type, int flags
         return cd_bytes(d, c, type, flags);
     case KC_T_STRUCT:
         if (flags & KC_F_NULLABLE) {
-            int present;
-            if (in_tag) {
-                uint32_t u;
-                if ((rc = rd_uv(d, &u)) != KC_OK)
-                    return rc;
-                present = u > 0;
-            } else {
-                if (KC_UNLIKELY(d->end == d->pos))
-                    return cfail(d, KC_E_SHORT, start);
-                present = (int8_t)d->buf[d->pos++] >= 0;
-            }
+            int present = 0, r = kc_read_presence(d->buf + d->pos, d->end - d->pos, in_tag, &present);
+            if (KC_UNLIKELY(r <= 0))
+                return cfail(d, r == 0 ? KC_E_SHORT : r == KC_VARINT_TRUNCATED ? KC_E_VARINT_TRUNC
+                                                                              : KC_E_VARINT_LONG, start);
+            d->pos += (size_t)r;
             if (!present)
                 return put_absent(d->t, c, 0);
         }
