@@ -13,10 +13,9 @@ the pure-Python reference engine (same results, slower).
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
-from . import _codec_py, _numbers
+from . import _codec_py, _ext, _numbers
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
@@ -35,14 +34,9 @@ __all__ = [
 
 UNKNOWN_TAGS_KEY = _codec_py.UNKNOWN_TAGS_KEY
 
-_engine: Any = _codec_py
-NATIVE = False
-if not os.environ.get("KCODEC_NO_EXTENSIONS"):
-    try:
-        from . import _native as _engine  # type: ignore[no-redef]
-        NATIVE = True
-    except ImportError:  # not built: the reference engine serves
-        _engine = _codec_py
+# the C engine when built (and not switched off, see kcodec._ext), else the reference engine
+_engine: Any = _ext.load("kcodec._native") or _codec_py
+NATIVE = _engine is not _codec_py
 
 
 class Decoded(NamedTuple):

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 import kcodec
-from kcodec import _codec_py
+from kcodec import _codec_py, _ext
 
 
 def pytest_report_header(config):
@@ -52,5 +52,7 @@ def pytest_sessionstart(session):
         assert REPO not in Path(kcodec.__file__).resolve().parents, \
             f"testing the source tree ({kcodec.__file__}), not the installed package"
     # Keep the native path honest: a test run must not silently fall back to Python.
-    if not os.environ.get("KCODEC_NO_EXTENSIONS") and os.environ.get("KCODEC_REQUIRE_NATIVE"):
+    if _ext.ENABLED and os.environ.get("KCODEC_REQUIRE_NATIVE"):
+        import kcodec.log
         assert kcodec.NATIVE, "the C extension did not import (KCODEC_REQUIRE_NATIVE is set)"
+        assert kcodec.log.NATIVE, "the C batch scanner did not import (KCODEC_REQUIRE_NATIVE is set)"

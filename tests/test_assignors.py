@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pytest
 
-pytest.importorskip("kcodec._assign", reason="C assignors not built")
+pytest.importorskip("kcodec.consumer._assign", reason="C assignors not built")
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
@@ -1118,7 +1118,7 @@ def test_result_views_agree(group, strategy, version, user_data):
 
 
 def test_result_views_reject_inconsistent_arrays():
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     import kcodec
     code = kcodec.program("ConsumerProtocolAssignment", 3).code
     for fn in (lambda o, b: _assign.member_partitions(o, b, ["t"], 2),
@@ -1166,7 +1166,7 @@ rack_names = st.sampled_from(["az1", "az2", "az3", "az4", None, ""])
 @given(st.lists(st.one_of(st.none(), st.lists(st.lists(rack_names, max_size=6).map(
     lambda rs: rs if len(rs) % 2 else tuple(rs)), max_size=8)), max_size=5), st.data())
 def test_intern_racks_matches_reference(per_topic, data):
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     counts = [data.draw(st.integers(0, 10)) for _ in per_topic]
     seed = {"az2": 0}
     off, ids = _assign.intern_racks(per_topic, np.asarray(counts, dtype=np.int32), dict(seed))
@@ -1175,7 +1175,7 @@ def test_intern_racks_matches_reference(per_topic, data):
 
 
 def test_intern_racks_rejects_non_string_racks():
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     with pytest.raises(TypeError, match="racks must be str"):
         _assign.intern_racks([[["az1", 3]]], np.asarray([1], dtype=np.int32), {})
     with pytest.raises(ValueError, match="one entry per topic"):

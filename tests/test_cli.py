@@ -60,6 +60,34 @@ def test_console_entry_point_runs():
     assert r.returncode == 0 and "OffsetCommitValue" in r.stdout
 
 
+def test_decode_inputs_after_options(capsys, tmp_path):
+    data = kcodec.encode("JoinGroupRequest", {"groupId": "g", "protocolType": "consumer"}, 9)
+    (tmp_path / "a.bin").write_bytes(data)
+    (tmp_path / "b.bin").write_bytes(data)
+    rc, rows, _ = run(capsys, "decode", "JoinGroupRequest", "-v", "9",
+                      str(tmp_path / "a.bin"), "--python", str(tmp_path / "b.bin"))
+    assert rc == 0 and [r["data"]["groupId"] for r in rows] == ["g", "g"]
+
+
+def test_a_broken_domain_cli_surfaces(monkeypatch, tmp_path):
+    (tmp_path / "kc_broken_cli.py").write_text("import kc_no_such_module\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli._DOMAIN_CLIS, "kc_broken_cli", None)
+    try:
+        cli.build_parser()
+    except ModuleNotFoundError as e:
+        assert e.name == "kc_no_such_module"
+    else:
+        raise AssertionError("the import error was swallowed")
+
+
+def test_a_missing_extra_is_named(monkeypatch, tmp_path, capsys):
+    (tmp_path / "kc_extra_cli.py").write_text("import kc_optional_dep\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli._DOMAIN_CLIS, "kc_extra_cli", ("spark", ("kc_optional_dep",)))
+    assert "pip install 'kcodec[spark]'" in cli.build_parser().format_help()
+
+
 def test_python_dash_m_kcodec():
     import subprocess
     import sys

@@ -17,8 +17,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 
 import kcodec
-from kcodec import records as _KR
-from kcodec.records import _records
+from kcodec import log as _KR
 from .records import _value_schema, decode_record, record_types
 
 try:  # pyarrow is optional: without it every record takes the generic path
@@ -179,8 +178,8 @@ def _decode_part(buf: Any, recs: np.ndarray, control: np.ndarray) -> Tuple[Dict[
     idx = np.flatnonzero(kind == KIND_OTHER)
     if len(idx):
         sel = recs[idx]
-        keys = _records.slices(buf, sel["key_pos"], sel["key_len"])
-        vals = _records.slices(buf, sel["value_pos"], sel["value_len"])
+        keys = _KR.slices(buf, sel["key_pos"], sel["key_len"])
+        vals = _KR.slices(buf, sel["value_pos"], sel["value_len"])
         for i, key, val in zip(idx.tolist(), keys, vals):
             others.append((i, decode_record(key, val, errors="report")))  # type: ignore[arg-type]
     return cols, others
@@ -203,7 +202,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     maxb = kwargs.pop("max_batch_size", _KR.DEFAULT_MAX_BATCH)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
-    for ch in _KR._chunks(source, verify, chunk, maxb):
+    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
         for buf, recs in parts:

@@ -25,7 +25,7 @@ from kcodec._native cimport (KC_F_COMPACT, KC_F_NULLABLE, KC_OK, KC_REF, KC_T_AR
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
 
-from kcodec._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
+from kcodec.consumer._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
                              kc_assign_range, kc_assign_roundrobin, kc_assign_sticky)
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -2,7 +2,7 @@
 """Binding of the C record-batch scanner (csrc/kc_batch.c) and CRC-32C (csrc/kc_crc32c.c).
 
 Only plumbing lives here: the C side fills flat arrays of plain structs, which become
-NumPy structured arrays; :mod:`kcodec.records` builds Python objects at the edge.
+NumPy structured arrays; :mod:`kcodec.log` builds Python objects at the edge.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
@@ -40,26 +40,13 @@ cdef extern from "kc_batch.h":
     size_t kc_resync(const uint8_t *buf, size_t len, size_t start, int final,
                      int64_t max_batch_length) nogil
 
-BATCH_DTYPE = np.dtype([
-    ("position", "<i8"), ("base_offset", "<i8"), ("base_timestamp", "<i8"),
-    ("max_timestamp", "<i8"), ("producer_id", "<i8"), ("first_record", "<i8"),
-    ("next_position", "<i8"),
-    ("crc", "<u4"), ("computed_crc", "<u4"), ("batch_length", "<i4"),
-    ("partition_leader_epoch", "<i4"), ("last_offset_delta", "<i4"), ("base_sequence", "<i4"),
-    ("record_count", "<i4"), ("records_parsed", "<i4"),
-    ("attributes", "<i2"), ("producer_epoch", "<i2"),
-    ("magic", "i1"), ("crc_ok", "i1"), ("status", "i1"), ("error_field", "i1"),
-])
-RECORD_DTYPE = np.dtype([
-    ("offset", "<i8"), ("timestamp", "<i8"), ("key_pos", "<i8"), ("value_pos", "<i8"),
-    ("headers_pos", "<i8"), ("key_len", "<i4"), ("value_len", "<i4"),
-    ("headers_count", "<i4"), ("size", "<i4"), ("attributes", "<i4"), ("batch_index", "<i4"),
-])
+from kcodec.log._dtypes import BATCH_DTYPE, RECORD_DTYPE
+
 # The C structs are little-endian hosts' native layout; refuse to run on anything else
 # rather than misread the arrays.
 import sys as _sys
 if _sys.byteorder != "little":  # pragma: no cover
-    raise ImportError("kcodec._records needs a little-endian host")
+    raise ImportError("kcodec.log._records needs a little-endian host")
 assert BATCH_DTYPE.itemsize == sizeof(kc_batch), (BATCH_DTYPE.itemsize, sizeof(kc_batch))
 assert RECORD_DTYPE.itemsize == sizeof(kc_record), (RECORD_DTYPE.itemsize, sizeof(kc_record))
 
