@@ -23,6 +23,7 @@ from ._examples import EXAMPLES
 _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
     "kcodec.offsets.cli": None,
     "kcodec.consumer.cli": None,
+    "kcodec.kraft.cli": None,
 }
 
 
@@ -36,8 +37,12 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
                 if line:
                     yield f"stdin:{i}", _unhex(line)
         else:
-            with open(path, "rb") as f:
-                yield path, f.read()
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise SystemExit(f"kcodec decode: {path}: {e.strerror or e}")
+            yield path, data
 
 
 def _unhex(text: str) -> bytes:
@@ -140,7 +145,8 @@ def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     d.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("specs", help="list the shipped Kafka message specs")
-    s.add_argument("--type", help="only specs of this type (request, coordinator-value, metadata, ...)")
+    s.add_argument("--type", choices=sorted({x.type for x in kcodec.specs()}),
+                   help="only specs of this type")
     s.set_defaults(func=cmd_specs)
 
     missing = []

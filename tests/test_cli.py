@@ -118,3 +118,16 @@ def test_adapters_say_which_extra_to_install(monkeypatch):
         adapters.CooperativeStickyAssignor
     with pytest.raises(ImportError, match=r"kcodec\[aiokafka\]"):
         adapters.AIOKafkaStickyAssignor
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["specs", "--type", "bogus"], "invalid choice: 'bogus' (choose from 'coordinator-key'"),
+    (["decode", "OffsetCommitValue", "/nonexistent/file"], "kcodec decode: /nonexistent/file: No such file"),
+    (["offsets", "groups", "/nonexistent/dir"], "no such file or directory: /nonexistent/dir"),
+    (["offsets", "check-downgrade", "--to", "foo", "/tmp"], "the target must be a release from 0.9 to 4.1"),
+    (["offsets", "check-downgrade", "--to", "99", "/tmp"], "the target must be a release from 0.9 to 4.1"),
+    (["offsets", "check-downgrade", "--to", "5.0", "/tmp"], "no facts for Kafka 5.0"),
+])
+def test_bad_command_lines_get_one_line_naming_what_is_valid(argv, message):
+    r = subprocess.run([sys.executable, "-m", "kcodec"] + argv, capture_output=True, text=True)
+    assert r.returncode != 0 and message in r.stderr and "Traceback" not in r.stderr

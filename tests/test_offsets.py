@@ -480,9 +480,12 @@ def test_cli_groups_and_downgrade(tmp_path):
     struct.pack_into(">i", bad, 8, 3)
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(bytes(bad) + a)
-    rc, out = _run(["offsets", "dump", "--strict", str(p)])
+    rc, out = _run(["offsets", "dump", str(p)])
     lines = [json.loads(x) for x in out.splitlines()]
-    assert rc == 1 and lines[0]["error"]["reason"] == "bad_length" and lines[1]["offset"] == 0
+    assert rc == ocli.EXIT_CORRUPT and lines[0]["error"]["reason"] == "bad_length" and lines[1]["offset"] == 0
+    # --strict stops at the first corrupt batch
+    rc, out = _run(["offsets", "dump", "--strict", str(p)])
+    assert rc == ocli.EXIT_CORRUPT and out == ""
 
 
 def _key_val():

@@ -341,3 +341,14 @@ def test_many_tiny_records_in_one_batch():
     batches = list(KR.iter_batches(data))
     assert [len(b.records) for b in batches] == [5000, 1] and all(b.ok for b in batches)
     assert sum(len(c["offset"]) for c in KR.iter_columns(data, chunk_size=1 << 12)) == 5001
+
+
+def test_zero_filled_tail_is_one_report(tmp_path):
+    a, b, c = _three()
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(a + b + bytes(5 << 20))             # a preallocated segment's tail
+    batches = list(KR.iter_batches(p, chunk_size=1 << 20))
+    assert [x.error is None for x in batches] == [True, True, False]
+    e = batches[-1].error
+    assert e.reason == "zero_padding" and e.position == len(a) + len(b)
+    assert e.skipped_to == len(a) + len(b) + (5 << 20) and "zero bytes" in e.message

@@ -36,9 +36,9 @@ from typing import Any, List, Optional
 from . import _impl
 from ._impl import NATIVE
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
-from .compression import compress, decompress
+from .compression import DEFAULT_MAX_INFLATED, compress, decompress
 from .control import CONTROL_TYPES, ControlRecord, parse_control_record
-from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, Chunk, iter_batches, iter_chunks,
+from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, Chunk, Limits, iter_batches, iter_chunks,
                      iter_columns, iter_records, log_files, read_columns)
 from .writer import encode_batch, encode_control_batch
 
@@ -52,5 +52,5 @@ __all__ = [
     "Record", "RecordBatch", "BatchError", "ControlRecord", "Source", "Chunk",
     "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files", "slices",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
-    "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "NATIVE",
+    "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",
 ]

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import CorruptRecordError
 from ..framing import Reader, Writer
 
-__all__ = ["compress", "decompress"]
+__all__ = ["compress", "decompress", "DEFAULT_MAX_INFLATED"]
 
 # Java's SnappyOutputStream: 8-byte magic, int32 version, int32 compatible version, then
 # blocks of int32 length + raw snappy
@@ -25,26 +25,73 @@ def _cramjam() -> Any:
     return cramjam
 
 
-def decompress(codec: int, data: Any) -> bytes:
-    """Decompress a batch's records section as Kafka's producers write it."""
+# How far a batch may inflate.  Kafka itself sets no such limit, but nothing Kafka writes
+# comes near it (a batch is at most max.message.bytes, 1 MiB by default, compressed), while
+# a 66 KB zstd batch of zeros inflates to 4 GiB: the cap keeps a bomb from taking the memory.
+DEFAULT_MAX_INFLATED = 256 << 20
+_FIRST_GUESS = 64 << 10
+
+
+def decompress(codec: int, data: Any, max_size: int = DEFAULT_MAX_INFLATED) -> bytes:
+    """Decompress a batch's records section as Kafka's producers write it.
+
+    The output never takes more than ``max_size`` bytes of memory: the codecs write into
+    buffers of bounded size (snappy states its length up front), so a decompression bomb
+    raises :class:`~kcodec.errors.CorruptRecordError` instead of exhausting memory."""
     cramjam = _cramjam()
     raw = bytes(data)
     if codec == 1:
-        return bytes(cramjam.gzip.decompress(raw))
+        return _bounded(cramjam, cramjam.gzip, raw, max_size, "gzip")
     if codec == 2:
         if not raw.startswith(_XERIAL_MAGIC):
-            return bytes(cramjam.snappy.decompress_raw(raw))
+            return _snappy_block(cramjam, raw, max_size)
         r = Reader(raw, 16, message="xerial snappy")
         out = bytearray()
         while r.remaining:
             n = r.int32("block length")
-            out += cramjam.snappy.decompress_raw(r.raw(n, "block"))
+            block = r.raw(n, "block")
+            if cramjam.snappy.decompress_raw_len(block) > max_size - len(out):
+                raise _too_big("snappy", max_size)
+            out += _snappy_block(cramjam, block, max_size)
         return bytes(out)
     if codec == 3:
-        return bytes(cramjam.lz4.decompress(raw))
+        return _bounded(cramjam, cramjam.lz4, raw, max_size, "lz4")
     if codec == 4:
-        return bytes(cramjam.zstd.decompress(raw))
+        return _bounded(cramjam, cramjam.zstd, raw, max_size, "zstd")
     raise ValueError(f"unknown compression codec {codec}")
+
+
+def _too_big(name: str, max_size: int) -> CorruptRecordError:
+    return CorruptRecordError(f"{name} records inflate past {max_size} bytes (max_inflated_size)")
+
+
+def _snappy_block(cramjam: Any, raw: bytes, max_size: int) -> bytes:
+    n = cramjam.snappy.decompress_raw_len(raw)      # snappy states its length first
+    if n > max_size:
+        raise _too_big("snappy", max_size)
+    out = bytearray(n)
+    got = cramjam.snappy.decompress_raw_into(raw, out)
+    del out[got:]
+    return bytes(out)
+
+
+def _bounded(cramjam: Any, codec: Any, raw: bytes, max_size: int, name: str) -> bytes:
+    """Decompress into a buffer that grows fourfold up to ``max_size``: the codec refuses to
+    write past a full buffer, so no attempt takes more memory than its buffer."""
+    size = min(max_size, max(_FIRST_GUESS, 4 * len(raw)))
+    while True:
+        out = bytearray(size)
+        try:
+            got = codec.decompress_into(raw, out)
+        except cramjam.DecompressionError as e:
+            if "whole buffer" not in str(e):
+                raise                              # a corrupt stream, not a full buffer
+            if size >= max_size:
+                raise _too_big(name, max_size) from None
+            size = min(max_size, size * 4)
+            continue
+        del out[got:]
+        return bytes(out)
 
 
 def compress(codec: int, data: bytes) -> bytes:

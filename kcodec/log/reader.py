@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import CorruptRecordError
 from . import _impl
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
-from .compression import decompress
+from .compression import DEFAULT_MAX_INFLATED, decompress
 
 __all__ = ["Chunk", "iter_chunks", "iter_batches", "iter_records", "iter_columns",
            "read_columns", "log_files", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH"]
@@ -32,6 +32,13 @@ _FIELDS = ["", "length", "attributes", "timestampDelta", "offsetDelta", "key", "
 
 DEFAULT_CHUNK = 8 << 20            # bytes read per step
 DEFAULT_MAX_BATCH = 1 << 30        # a batchLength above this is taken as corruption
+
+
+class Limits(NamedTuple):
+    """What a batch may claim: its length (larger is taken as corruption) and how far its
+    records may inflate (larger is a decompression bomb, reported as a corrupt batch)."""
+    max_batch_size: int = DEFAULT_MAX_BATCH
+    max_inflated_size: int = DEFAULT_MAX_INFLATED
 _MAX_RESYNC_WINDOW = 64 << 20      # widest window used to find the end of a corrupt stretch
 
 
@@ -96,8 +103,22 @@ def _batch_error(file: Optional[str], b: Any, base: int, reason: str, message: s
                       int(b["next_position"]) + base)
 
 
-def _describe(file: Optional[str], b: Any, base: int) -> Optional[BatchError]:
+def _zero_padding(data: Any, b: Any) -> bool:
+    """The unreadable stretch is all zero bytes: the unused tail of a preallocated segment
+    (log.preallocate), not corruption of anything written."""
+    start, end = int(b["position"]), int(b["next_position"])
+    if end - start < 61:      # shorter than a batch header: as likely a cut header
+        return False
+    return not np.frombuffer(data, np.uint8, end - start, start).any()
+
+
+def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optional[BatchError]:
     st = int(b["status"])
+    if st in (3, 4, 7) and data is not None and _zero_padding(data, b):
+        return _batch_error(file, b, base, "zero_padding",
+                            f"{int(b['next_position']) - int(b['position'])} zero bytes from "
+                            f"position {int(b['position']) + base} (a preallocated segment's "
+                            "unused tail, or zeroed blocks)")
     if st == 0 or st == 1:
         if not b["crc_ok"]:
             return _batch_error(file, b, base, "bad_crc",
@@ -132,8 +153,8 @@ def _describe(file: Optional[str], b: Any, base: int) -> Optional[BatchError]:
 
 
 def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, final: bool,
-                 max_batch: int) -> Tuple[int, Chunk]:
-    consumed, batches, recs = _impl.records.scan(data, verify_crc, final, max_batch)
+                 limits: Limits) -> Tuple[int, Chunk]:
+    consumed, batches, recs = _impl.records.scan(data, verify_crc, final, limits.max_batch_size)
     inflated: Dict[int, Tuple[bytes, np.ndarray]] = {}
     errors: Dict[int, BatchError] = {}
     mv = memoryview(data).cast("B") if len(batches) else None
@@ -148,7 +169,7 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
             end = int(b["position"]) + 12 + int(b["batch_length"])
             log_append = int(b["max_timestamp"]) if int(b["attributes"]) & 0x08 else None
             try:
-                raw = decompress(int(b["attributes"]) & 7, mv[start:end])  # type: ignore[index]
+                raw = decompress(int(b["attributes"]) & 7, mv[start:end], limits.max_inflated_size)  # type: ignore[index]
             except Exception as e:  # any codec failure is a corrupt batch, reported
                 errors[i] = _batch_error(file, b, base, "decompression_failed",
                                          f"{COMPRESSION_NAMES[int(b['attributes']) & 7]}: {e}"
@@ -162,7 +183,7 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
             if rst:
                 batches[i]["status"] = rst if rst != 9 else 5
                 batches[i]["error_field"] = field
-        err = _describe(file, batches[i], base)
+        err = _describe(file, batches[i], base, data)
         if err is not None:
             errors[i] = err
     return consumed, Chunk(file, base, data, batches, recs, inflated, errors)
@@ -179,7 +200,7 @@ def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk
 
 
 def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
-               max_batch: int) -> Iterator[Chunk]:
+               limits: Limits) -> Iterator[Chunk]:
     buf = bytearray(chunk)
     filled = 0
     base = 0
@@ -194,7 +215,7 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
         if filled == 0:
             return
         window = memoryview(buf)[:filled]
-        consumed, ch = _scan_window(name, base, window, verify_crc, eof, max_batch)
+        consumed, ch = _scan_window(name, base, window, verify_crc, eof, limits)
         if len(buf) < _MAX_RESYNC_WINDOW:
             consumed, ch = _defer_tail_error(ch, eof, consumed)
         if len(ch.batches):
@@ -207,7 +228,7 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
             need = len(buf) * 2
             if filled >= 12:
                 (blen,) = struct.unpack_from(">i", buf, 8)
-                if 0 < blen <= max_batch:
+                if 0 < blen <= limits.max_batch_size:
                     need = max(need, blen + 12)
             buf.extend(bytes(need - len(buf)))
             continue
@@ -219,7 +240,7 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
             return
 
 
-def _chunks(source: Source, verify_crc: bool, chunk: int, max_batch: int) -> Iterator[Chunk]:
+def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits) -> Iterator[Chunk]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         mv = memoryview(source).cast("B")
         off = 0
@@ -227,7 +248,7 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, max_batch: int) -> Ite
             # windows of `chunk` bytes (a batch longer than that gets a window of its own)
             end = min(len(mv), off + max(chunk, 1))
             final = end == len(mv)
-            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, max_batch)
+            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, limits)
             consumed, ch = _defer_tail_error(ch, final, consumed)
             if len(ch.batches):
                 yield ch
@@ -235,7 +256,7 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, max_batch: int) -> Ite
                 if final:
                     break
                 end = len(mv)
-                consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, max_batch)
+                consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, limits)
                 if len(ch.batches):
                     yield ch
                 if consumed == 0:
@@ -245,25 +266,26 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, max_batch: int) -> Ite
     if isinstance(source, (str, os.PathLike)):
         for path in log_files(source):
             with open(path, "rb", buffering=0) as f:
-                yield from _scan_file(f, path, verify_crc, chunk, max_batch)  # type: ignore[arg-type]
+                yield from _scan_file(f, path, verify_crc, chunk, limits)  # type: ignore[arg-type]
         return
     if hasattr(source, "readinto"):
-        yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, max_batch)  # type: ignore[arg-type]
+        yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, limits)  # type: ignore[arg-type]
         return
     if isinstance(source, (list, tuple)):
         for s in source:
-            yield from _chunks(s, verify_crc, chunk, max_batch)
+            yield from _chunks(s, verify_crc, chunk, limits)
         return
     raise TypeError(f"cannot read records from {type(source).__name__}")
 
 
 def iter_chunks(source: Source, *, verify_crc: bool = True, chunk_size: int = DEFAULT_CHUNK,
-                max_batch_size: int = DEFAULT_MAX_BATCH) -> Iterator[Chunk]:
+                max_batch_size: int = DEFAULT_MAX_BATCH,
+                max_inflated_size: int = DEFAULT_MAX_INFLATED) -> Iterator[Chunk]:
     """Yield the scanner's arrays for each window of ``source`` (see :class:`Chunk`), in
     log order: the fast path for readers that decode records themselves, in bulk.
     Corrupt batches are in ``Chunk.errors`` (batch index -> :class:`BatchError`); nothing
     is raised for them."""
-    return _chunks(source, verify_crc, chunk_size, max_batch_size)
+    return _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size))
 
 
 def _records_of(ch: Chunk, i: int) -> List[Record]:
@@ -309,7 +331,8 @@ def _check_errors_arg(errors: str) -> None:
 
 def iter_batches(source: Source, *, verify_crc: bool = True, errors: str = "report",
                  chunk_size: int = DEFAULT_CHUNK,
-                 max_batch_size: int = DEFAULT_MAX_BATCH) -> Iterator[RecordBatch]:
+                 max_batch_size: int = DEFAULT_MAX_BATCH,
+                 max_inflated_size: int = DEFAULT_MAX_INFLATED) -> Iterator[RecordBatch]:
     """Yield every record batch of ``source`` in log order, records included.
 
     ``errors="report"`` (default) yields a corrupt batch with ``.error`` set (and the
@@ -317,7 +340,7 @@ def iter_batches(source: Source, *, verify_crc: bool = True, errors: str = "repo
     :class:`CorruptRecordError` at the first one.
     """
     _check_errors_arg(errors)
-    for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
+    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size)):
         for i in range(len(ch.batches)):
             yield _batch_of(ch, i, errors)
 
@@ -335,6 +358,7 @@ _BATCH_COLS = ("base_offset", "partition_leader_epoch", "producer_id", "producer
 
 def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "report",
                  chunk_size: int = DEFAULT_CHUNK, max_batch_size: int = DEFAULT_MAX_BATCH,
+                 max_inflated_size: int = DEFAULT_MAX_INFLATED,
                  with_headers: bool = False) -> Iterator[Dict[str, Any]]:
     """Columnar reading: one dict of columns per chunk of the log.
 
@@ -347,7 +371,7 @@ def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "repo
     still in the columns).
     """
     _check_errors_arg(errors)
-    for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
+    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size)):
         if errors == "raise" and ch.errors:
             e = next(iter(ch.errors.values()))
             raise CorruptRecordError(e.reason + ": " + e.message, file=e.file,

@@ -12,7 +12,40 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
-__all__ = ["add_subparsers", "main", "Progress"]
+__all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
+
+# Exit status when the input could not be read whole (corrupt batches, reported; results
+# exclude them).  0 means every batch was read; records Kafka itself skips by design
+# (unknown record types, aborted transactions) are reported but are not errors.
+EXIT_CORRUPT = 3
+
+
+class _Output:
+    """stdout that survives a closed pipe (``| head``): once the reader has gone, writes
+    are dropped and :attr:`closed` says so; the command decides whether to stop or (with
+    ``--strict``) to read on for the exit status."""
+
+    def __init__(self, stream: Optional[TextIO]) -> None:
+        self.stream = stream or sys.stdout
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:
+            self.closed = True
+            try:   # keep the interpreter's final flush from failing on the dead pipe too
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self.stream.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
+
+
+def _corrupt_exit(command: str, err: Any) -> int:
+    print(f"kcodec offsets {command}: {err}", file=sys.stderr)
+    return EXIT_CORRUPT
 
 
 class Progress:
@@ -83,11 +116,16 @@ def _jsonable(o: Any) -> Any:
     return o
 
 
-def cmd_dump(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from kcodec.log import parse_control_record
     from .records import to_json
+    out = _Output(out)
     bad = 0
     for batch, rec, dec in _decoded(args.paths, args.progress):
+        if out.closed and not args.strict:
+            return EXIT_CORRUPT if bad else 0     # the reader has gone: stop, as head does
+        if batch.error is not None and args.strict:
+            return _corrupt_exit("dump", batch.error)
         base = {"file": batch.file, "position": batch.position}
         if rec is None:
             if batch.error is not None:
@@ -117,7 +155,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         else:
             line.update(to_json(dec))
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    return 1 if bad and args.strict else 0
+    return EXIT_CORRUPT if bad else 0
 
 
 def _fmt_assigned(a: Any) -> str:
@@ -128,7 +166,11 @@ def _fmt_assigned(a: Any) -> str:
     return json.dumps(_jsonable(a))
 
 
-def _columns(paths: List[str], progress: Optional[bool]) -> Iterator[Dict[str, Any]]:
+class _CorruptInput(Exception):
+    """--strict: the first corrupt batch ends the command."""
+
+
+def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -> Iterator[Dict[str, Any]]:
     """iter_offset_columns over the files, advancing the progress bar per chunk."""
     from .columns import iter_offset_columns
     files = _files(paths)
@@ -138,6 +180,8 @@ def _columns(paths: List[str], progress: Optional[bool]) -> Iterator[Dict[str, A
     try:
         for path in files:
             for cols in iter_offset_columns(path):
+                if cols["errors"] and strict:
+                    raise _CorruptInput(cols["errors"][0])
                 yield cols
                 bar.update(base + cols.get("end", 0))
             base += sizes[path]
@@ -145,7 +189,8 @@ def _columns(paths: List[str], progress: Optional[bool]) -> Iterator[Dict[str, A
         bar.close()
 
 
-def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int]) -> Any:
+def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int],
+               strict: bool = False) -> Any:
     """The columnar fold (see kcodec.offsets.state.fold_log), file by file with progress."""
     from .columns import iter_offset_columns
     from .state import Folder
@@ -157,6 +202,8 @@ def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int])
     try:
         for path in files:
             for cols in iter_offset_columns(path):
+                if cols["errors"] and strict:
+                    raise _CorruptInput(cols["errors"][0])
                 f.errors.extend(str(e) for e in cols["errors"])
                 f.add_columns(cols, partition=os.path.dirname(path))
                 bar.update(base + cols.get("end", 0))
@@ -166,8 +213,13 @@ def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int])
     return f.state()
 
 
-def cmd_groups(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    st = _fold_fast(args.paths, args.progress, args.as_of)
+def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = _Output(out)
+    try:
+        st = _fold_fast(args.paths, args.progress, args.as_of, args.strict)
+    except _CorruptInput as e:
+        return _corrupt_exit("groups", e.args[0])
+    status = EXIT_CORRUPT if st.errors else 0
     if args.json:
         doc = {"groups": {g: _jsonable(s) for g, s in sorted(st.groups.items())},
                "deleted_groups": sorted(st.deleted_groups),
@@ -177,7 +229,7 @@ def cmd_groups(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                "aborted_records": st.aborted_records,
                "unknown_records": st.unknown_records, "errors": st.errors}
         out.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-        return 0
+        return status
     rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL", "MEMBERS", "OFFSETS")]
     for gid, g in sorted(st.groups.items()):
         rows.append((gid, g.type, g.state, "-" if g.generation is None else str(g.generation),
@@ -203,28 +255,45 @@ def cmd_groups(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                   + ", ".join(f"{t} x{n}" for t, n in sorted(st.unknown_records.items())) + "\n")
     for e in st.errors:
         out.write(f"error: {e}\n")
-    return 0
+    if st.errors:
+        out.write(f"{len(st.errors)} corrupt batch(es) not read: the states above exclude them\n")
+    return status
 
 
-def cmd_check_downgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    from .downgrade import check_columns, parse_version
+def cmd_check_downgrade(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    from .downgrade import check_columns, parse_target
+    out = _Output(out)
     try:
-        parse_version(args.to)
+        parse_target(args.to)
     except ValueError as e:
         raise SystemExit(f"kcodec offsets check-downgrade: {e}")
-    rep = check_columns(_columns(args.paths, args.progress), args.to)
+    try:
+        rep = check_columns(_columns(args.paths, args.progress, args.strict), args.to)
+    except _CorruptInput as e:
+        return _corrupt_exit("check-downgrade", e.args[0])
     if args.json:
         out.write(json.dumps({"target": rep.target, "records": rep.records, "safe": rep.safe,
+                              "verdict": rep.verdict, "errors": rep.errors,
                               "findings": [_jsonable(f) for f in rep.summary()]}, indent=1) + "\n")
     else:
         if rep.safe:
             out.write(f"OK: a Kafka {rep.target} coordinator loads all {rep.records} records\n")
         for f in rep.summary():
             name = f.type_name or "unknown"
-            vv = "" if f.value_version is None else f" v{f.value_version}"
+            vv = " tombstone" if f.tombstone else "" if f.value_version is None else f" v{f.value_version}"
             out.write(f"{f.outcome.upper():12} type {f.record_type} ({name}{vv}) x{f.count}: "
                       f"{f.reason} [first at {f.first_position}]\n")
-    return 2 if rep.fails else (1 if not rep.safe else 0)
+        if not rep.complete:
+            for e in rep.errors:
+                out.write(f"error: {e}\n")
+            if not rep.findings:
+                out.write(f"UNKNOWN: {len(rep.errors)} corrupt batch(es) could not be read; "
+                          f"no verdict on the {rep.records} records read is a safe one\n")
+    if rep.fails:
+        return 2
+    if rep.findings:
+        return 1
+    return EXIT_CORRUPT if not rep.complete else 0
 
 
 def add_subparsers(subparsers: Any) -> None:
@@ -240,10 +309,12 @@ def add_subparsers(subparsers: Any) -> None:
                         help="segment files (.log, .checkpoint) or directories of them")
         sp.add_argument("--progress", action="store_true", default=None,
                         help="show progress on stderr even when it is not a terminal")
+        sp.add_argument("--strict", action="store_true",
+                        help=f"stop at the first corrupt batch (exit {EXIT_CORRUPT}) instead of "
+                             "reporting it and reading on")
 
     d = sub.add_parser("dump", help="one JSON line per record, fully decoded")
     common(d)
-    d.add_argument("--strict", action="store_true", help="exit 1 when a batch is corrupt")
     d.set_defaults(func=cmd_dump)
     g = sub.add_parser("groups", help="the group states a coordinator would load")
     common(g)
@@ -255,8 +326,9 @@ def add_subparsers(subparsers: Any) -> None:
     c = sub.add_parser("check-downgrade", help="what a coordinator of an older Kafka would "
                                                "skip, fail on, or lose",
                        epilog="Exit status: 0 safe, 1 records skipped or fields lost, "
-                              "2 the load would fail.  The per-release facts are documented "
-                              "in kcodec.offsets.downgrade.")
+                              "2 the load would fail, 3 unknown: corrupt batches could not be "
+                              "read.  The per-release facts are documented in "
+                              "kcodec.offsets.downgrade.")
     common(c)
     c.add_argument("--to", required=True, metavar="VERSION", help="target Kafka version, e.g. 3.9")
     c.add_argument("--json", action="store_true")

@@ -200,12 +200,20 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     verify = kwargs.pop("verify_crc", True)
     chunk = kwargs.pop("chunk_size", _KR.DEFAULT_CHUNK)
     maxb = kwargs.pop("max_batch_size", _KR.DEFAULT_MAX_BATCH)
+    maxi = kwargs.pop("max_inflated_size", _KR.DEFAULT_MAX_INFLATED)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
-    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb):
+    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb,
+                              max_inflated_size=maxi):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
+        corrupt = None
+        if ch.errors:         # a corrupt batch's records are damaged bytes: none reach a result
+            corrupt = np.zeros(len(ch.batches), bool)
+            corrupt[list(ch.errors)] = True
         for buf, recs in parts:
+            if corrupt is not None and len(recs):
+                recs = recs[~corrupt[recs["batch_index"]]]
             battr = ch.batches["attributes"][recs["batch_index"]] if len(recs) else np.empty(0, np.int16)
             control = (battr & 0x20) != 0
             cols, others = _decode_part(buf, recs, control)

@@ -73,6 +73,20 @@ def parse_version(s: str) -> Version:
     return _versions.parse_version(s).release
 
 
+def parse_target(s: str) -> Version:
+    """A downgrade target: a release from the oldest to the newest this module knows."""
+    valid = (f"a release from {KNOWN_VERSIONS[0]} to {KNOWN_VERSIONS[-1]} "
+             f"(e.g. {', '.join(KNOWN_VERSIONS[-4:])})")
+    try:
+        v = parse_version(s)
+    except ValueError:
+        raise ValueError(f"not a Kafka version: {s!r}; the target must be {valid}") from None
+    lo, hi = parse_version(KNOWN_VERSIONS[0]), parse_version(KNOWN_VERSIONS[-1])
+    if not lo <= v[:2] + (0,) <= hi:
+        raise ValueError(f"no facts for Kafka {s}: the target must be {valid}")
+    return v
+
+
 # record type -> (first release that knows it, first release whose layout matches 4.1)
 RECORD_TYPES_SINCE: Dict[int, Tuple[Version, Version]] = {
     0: ((0, 8, 2), (0, 8, 2)),
@@ -123,22 +137,51 @@ class Finding:
     reason: str
     count: int = 0
     first_position: Optional[str] = None
+    tombstone: bool = False      # the records are tombstones (no value)
 
 
 @dataclass
 class DowngradeReport:
     target: str
     records: int = 0
-    findings: Dict[Tuple[str, int, Optional[int], str], Finding] = field(default_factory=dict)
+    findings: Dict[Tuple[str, int, Optional[int], str, bool], Finding] = field(default_factory=dict)
+    errors: List[str] = field(default_factory=list)   # corrupt batches: the log was not fully read
+
+    @property
+    def complete(self) -> bool:
+        """Every batch of the log was read; without that no verdict is "safe"."""
+        return not self.errors
 
     @property
     def safe(self) -> bool:
-        """No record would make the load fail or be skipped, and no data would be lost."""
-        return not self.findings
+        """The whole log was read, and no record would make the load fail or be skipped,
+        and no data would be lost."""
+        return self.complete and not self.findings
 
     @property
     def fails(self) -> bool:
         return any(f.outcome == "fail" for f in self.findings.values())
+
+    @property
+    def verdict(self) -> str:
+        """``"fails"`` (the load would fail), ``"lossy"`` (records skipped or fields lost),
+        ``"unknown"`` (nothing found, but corrupt batches were not read) or ``"safe"``."""
+        if self.fails:
+            return "fails"
+        if self.findings:
+            return "lossy"
+        return "safe" if self.complete else "unknown"
+
+    def note(self, dec: Any, target: "Version", count: int, pos: Optional[str]) -> None:
+        """Classify ``count`` records like ``dec`` (the first of them at ``pos``)."""
+        for outcome, reason in classify(dec, target):
+            k = (outcome, dec.record_type, dec.value_version, reason, bool(dec.tombstone))
+            f = self.findings.get(k)
+            if f is None:
+                f = self.findings[k] = Finding(outcome, dec.record_type, dec.type_name,
+                                               dec.value_version, reason, 0, pos,
+                                               bool(dec.tombstone))
+            f.count += count
 
     def summary(self) -> List[Finding]:
         order = {"fail": 0, "skip": 1, "lose_fields": 2}
@@ -205,20 +248,18 @@ def _has_tag(rec: OffsetsRecord, tag: int) -> bool:
 
 def check(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], to: str) -> DowngradeReport:
     """Check ``(batch, record, decoded)`` triples (see ``iter_decoded``) against ``to``."""
-    target = parse_version(to)
+    target = parse_target(to)
     rep = DowngradeReport(to)
     for batch, rec, dec in records:
+        if batch is not None and batch.error is not None:
+            if rec is None or rec is batch.records[0]:
+                rep.errors.append(str(batch.error))
+            continue          # a corrupt batch's records are not trusted
         if dec is None:
             continue
         rep.records += 1
-        for outcome, reason in classify(dec, target):
-            k = (outcome, dec.record_type, dec.value_version, reason)
-            f = rep.findings.get(k)
-            if f is None:
-                pos = f"{batch.file}@offset {rec.offset}" if batch is not None and rec is not None else None
-                f = rep.findings[k] = Finding(outcome, dec.record_type, dec.type_name,
-                                              dec.value_version, reason, 0, pos)
-            f.count += 1
+        pos = f"{batch.file}@offset {rec.offset}" if batch is not None and rec is not None else None
+        rep.note(dec, target, 1, pos)
     return rep
 
 
@@ -228,19 +269,11 @@ def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
     record by record.  Same report as :func:`check`."""
     import numpy as np
     from .records import OffsetsRecord as _OR
-    target = parse_version(to)
+    target = parse_target(to)
     rep = DowngradeReport(to)
 
-    def note(dec: Any, count: int, pos: str) -> None:
-        for outcome, reason in classify(dec, target):
-            k = (outcome, dec.record_type, dec.value_version, reason)
-            f = rep.findings.get(k)
-            if f is None:
-                f = rep.findings[k] = Finding(outcome, dec.record_type, dec.type_name,
-                                              dec.value_version, reason, 0, pos)
-            f.count += count
-
     for cols in chunks:
+        rep.errors.extend(str(e) for e in cols["errors"])
         kind = cols["kind"]
         offs = cols["offset"]
         commits = np.flatnonzero(kind <= 1)
@@ -254,9 +287,9 @@ def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
                 tomb = v == 0xFFFFF
                 dec = _OR(t, "OffsetCommit", {}, None if tomb else v, None if tomb else {}, tomb,
                           False, False, Writer().int16(t).getvalue(), None, None, None)
-                note(dec, c, f"{cols['file']}@offset {int(offs[commits[fi]])}")
+                rep.note(dec, target, c, f"{cols['file']}@offset {int(offs[commits[fi]])}")
             rep.records += len(commits)
         for i, dec in cols["other"]:
             rep.records += 1
-            note(dec, 1, f"{cols['file']}@offset {int(offs[i])}")
+            rep.note(dec, target, 1, f"{cols['file']}@offset {int(offs[i])}")
     return rep

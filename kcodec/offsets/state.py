@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 
 from kcodec.fold import RecordHandlers
 
+from ..errors import CorruptRecordError
 from .records import OffsetsRecord, decode_record
 
 __all__ = ["CommittedOffset", "Member", "GroupState", "OffsetsState", "Folder", "fold", "fold_log"]
@@ -51,7 +52,8 @@ class CommittedOffset:
     metadata: str
     commit_timestamp: int
     expire_timestamp: Optional[int]  # value version 1 only
-    topic_id: Any = None             # uuid.UUID when recorded (tagged, 4.1+)
+    topic_id: Any = None             # uuid.UUID when recorded (tagged, 4.1+); None for none
+                                     # (Kafka's Uuid.ZERO_UUID, as -1 is for the timestamps)
     log_offset: int = -1             # offset of the record in __consumer_offsets
     transactional: bool = False
 
@@ -384,7 +386,11 @@ def _offset_commit(g: GroupState, rec: OffsetsRecord, k: Dict[str, Any], v: Dict
     g.offsets[(k["topic"], k["partition"])] = CommittedOffset(
         k["topic"], k["partition"], v["offset"], None if le is None or le < 0 else le,
         v.get("metadata", ""), v.get("commitTimestamp", -1),
-        None if et is None or et < 0 else et, v.get("topicId"), log_offset, txn)
+        None if et is None or et < 0 else et, _topic_id(v.get("topicId")), log_offset, txn)
+
+
+def _topic_id(u: Any) -> Any:
+    return None if u is None or u.int == 0 else u
 
 
 @GROUP_RECORDS.on(GROUP_METADATA)
@@ -545,16 +551,35 @@ def _derive_state(g: GroupState) -> str:
     return "Stable"
 
 
+def _check_errors(errors: str) -> None:
+    if errors not in ("report", "raise"):
+        raise ValueError(f"errors must be 'report' or 'raise', got {errors!r}")
+
+
+def _corrupt(batch_error: Any) -> CorruptRecordError:
+    return CorruptRecordError(f"{batch_error.reason}: {batch_error.message}",
+                              file=batch_error.file, position=batch_error.position)
+
+
 def fold(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], *,
-         as_of_ms: Optional[int] = None) -> OffsetsState:
+         as_of_ms: Optional[int] = None, errors: str = "report") -> OffsetsState:
     """Fold ``(batch, record, decoded)`` triples (as :func:`kcodec.offsets.records.iter_decoded`
-    yields them) into the loaded state.  ``as_of_ms`` ignores records stamped later."""
+    yields them) into the loaded state.  ``as_of_ms`` ignores records stamped later.
+
+    A corrupt batch (bad CRC, cut, undecompressable) contributes nothing: with
+    ``errors="report"`` it is listed in :attr:`OffsetsState.errors`, with ``"raise"`` the
+    first one raises :class:`~kcodec.errors.CorruptRecordError`."""
     from kcodec.log import parse_control_record
+    _check_errors(errors)
     f = Folder(as_of_ms=as_of_ms)
     for batch, rec, dec in records:
         part = os.path.dirname(batch.file) if batch.file else None
         if batch.error is not None:
-            f.errors.append(str(batch.error))
+            if errors == "raise":
+                raise _corrupt(batch.error)
+            if rec is None or rec is batch.records[0]:
+                f.errors.append(str(batch.error))
+            continue          # its records are damaged bytes: never state
         if rec is None:
             continue
         if batch.is_control:
@@ -572,17 +597,22 @@ def fold(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], *,
 
 
 def fold_log(source: Any, *, as_of_ms: Optional[int] = None, fast: bool = True,
-             **kwargs: Any) -> OffsetsState:
+             errors: str = "report", **kwargs: Any) -> OffsetsState:
     """Read a ``__consumer_offsets`` log (files, directories, bytes) and fold it.
 
     ``fast=True`` folds the columnar decode (:mod:`kcodec.offsets.columns`), ``False``
-    one decoded record object at a time; both give the same state."""
+    one decoded record object at a time; both give the same state.  Corrupt batches
+    contribute nothing; ``errors`` says whether they are reported (in
+    :attr:`OffsetsState.errors`) or raised, as in :func:`fold`."""
+    _check_errors(errors)
     if not fast:
         from .records import iter_decoded
-        return fold(iter_decoded(source, **kwargs), as_of_ms=as_of_ms)
+        return fold(iter_decoded(source, **kwargs), as_of_ms=as_of_ms, errors=errors)
     from .columns import iter_offset_columns
     f = Folder(as_of_ms=as_of_ms)
     for cols in iter_offset_columns(source, **kwargs):
+        if cols["errors"] and errors == "raise":
+            raise _corrupt(cols["errors"][0])
         for e in cols["errors"]:
             f.errors.append(str(e))
         part = os.path.dirname(cols["file"]) if cols["file"] else None
