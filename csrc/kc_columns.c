@@ -189,7 +189,7 @@ void kc_columns_skip(kc_columns *t, int32_t i)
 
 #define KID(t, c, q) (&(t)->nodes[(t)->kids[(c)->first_kid + (q)]])
 
-static int grow(kc_col *c, size_t need)
+static int grow(kc_col *restrict c, size_t need)
 {
     size_t ncap = c->cap ? c->cap : 64;
     void *p;
@@ -217,7 +217,7 @@ static int grow(kc_col *c, size_t need)
 }
 
 /* room for n more values */
-static inline int reserve(kc_col *c, size_t n)
+static inline int reserve(kc_col *restrict c, size_t n)
 {
     if (KC_LIKELY(c->cap - c->len >= n && c->cap))
         return KC_OK;
@@ -232,7 +232,7 @@ static inline void put_bit(uint8_t *bits, size_t i, int v)
 
 /* Record value c->len's validity and count it.  The bitmap exists only from the first
  * null on (all set before it): columns without nulls never pay for it. */
-static inline int put_valid(kc_col *c, int valid)
+static inline int put_valid(kc_col *restrict c, int valid)
 {
     if (KC_UNLIKELY(!c->validity)) {
         if (valid) {
@@ -248,7 +248,7 @@ static inline int put_valid(kc_col *c, int valid)
 }
 
 /* one fixed-width value (bool, ints, float64 bits) */
-static inline int put_fixed(kc_col *c, int64_t v, int valid)
+static inline int put_fixed(kc_col *restrict c, int64_t v, int valid)
 {
     int rc;
     if (c->skip)
@@ -265,7 +265,7 @@ static inline int put_fixed(kc_col *c, int64_t v, int valid)
     return put_valid(c, valid);
 }
 
-static inline int put_uuid(kc_col *c, const uint8_t *p, int valid)
+static inline int put_uuid(kc_col *restrict c, const uint8_t *p, int valid)
 {
     int rc;
     if (c->skip)
@@ -280,7 +280,7 @@ static inline int put_uuid(kc_col *c, const uint8_t *p, int valid)
 }
 
 /* one string/bytes value; p NULL = null.  n was checked against the input. */
-static inline int put_var(kc_col *c, const uint8_t *p, size_t n)
+static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
 {
     int rc;
     if (c->skip)
@@ -313,7 +313,7 @@ static inline int put_var(kc_col *c, const uint8_t *p, size_t n)
 }
 
 /* close a list value whose elements were appended to its child */
-static inline int put_list(kc_col *c, size_t child_len, int valid)
+static inline int put_list(kc_col *restrict c, size_t child_len, int valid)
 {
     int rc;
     if (c->skip)
@@ -326,7 +326,7 @@ static inline int put_list(kc_col *c, size_t child_len, int valid)
     return put_valid(c, valid);
 }
 
-static inline int put_struct(kc_col *c, int valid)
+static inline int put_struct(kc_col *restrict c, int valid)
 {
     int rc;
     if (c->skip)
@@ -396,13 +396,13 @@ typedef struct {
     size_t err_at;
 } kc_cdec;
 
-static inline int cfail(kc_cdec *d, int code, size_t at)
+static inline int cfail(kc_cdec *restrict d, int code, size_t at)
 {
     d->err_at = at;
     return code;
 }
 
-static inline int rd_uv(kc_cdec *d, uint32_t *v)
+static inline int rd_uv(kc_cdec *restrict d, uint32_t *v)
 {
     int r = kc_read_uvarint(d->buf + d->pos, d->end - d->pos, v);
     if (KC_UNLIKELY(r < 0))
@@ -412,7 +412,7 @@ static inline int rd_uv(kc_cdec *d, uint32_t *v)
 }
 
 /* a length prefix: compact uvarint(n + 1), else int16 (strings) or int32; -1 = null */
-static inline int rd_len(kc_cdec *d, int flags, int wide, int64_t *n)
+static inline int rd_len(kc_cdec *restrict d, int flags, int wide, int64_t *n)
 {
     size_t left = d->end - d->pos;
     const uint8_t *p = d->buf + d->pos;
@@ -436,31 +436,36 @@ static inline int rd_len(kc_cdec *d, int flags, int wide, int64_t *n)
     return KC_OK;
 }
 
-static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth);
+static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int depth);
 
-static inline int cd_fixed(kc_cdec *d, kc_col *c, int type)
+/* a fixed-width value, read and stored in one step (ints little-endian in the column) */
+static inline int cd_fixed(kc_cdec *restrict d, kc_col *restrict c, int type)
 {
     static const uint8_t size[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 16};
     size_t w = size[type];
     const uint8_t *p = d->buf + d->pos;
-    int64_t v;
+    uint8_t *dst;
+    int rc;
     if (KC_UNLIKELY(d->end - d->pos < w))
         return cfail(d, KC_E_SHORT, d->pos);
     d->pos += w;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    dst = c->values + (size_t)c->width * c->len;
     switch (type) {
-    case KC_T_BOOL: v = p[0] != 0; break;
-    case KC_T_INT8: v = (int8_t)p[0]; break;
-    case KC_T_INT16: v = (int16_t)rd16(p); break;
-    case KC_T_UINT16: v = rd16(p); break;
-    case KC_T_INT32: v = (int32_t)rd32(p); break;
-    case KC_T_UINT32: v = rd32(p); break;
-    case KC_T_UUID: return put_uuid(c, p, 1);
-    default: v = (int64_t)rd64(p); break;
+    case KC_T_BOOL: put_bit(c->values, c->len, p[0] != 0); break;
+    case KC_T_INT8: dst[0] = p[0]; break;
+    case KC_T_INT16: case KC_T_UINT16: { uint16_t x = rd16(p); memcpy(dst, &x, 2); break; }
+    case KC_T_INT32: case KC_T_UINT32: { uint32_t x = rd32(p); memcpy(dst, &x, 4); break; }
+    case KC_T_UUID: memcpy(dst, p, 16); break;
+    default: { uint64_t x = rd64(p); memcpy(dst, &x, 8); break; }
     }
-    return put_fixed(c, v, 1);
+    return put_valid(c, 1);
 }
 
-static inline int cd_bytes(kc_cdec *d, kc_col *c, int type, int flags)
+static inline int cd_bytes(kc_cdec *restrict d, kc_col *restrict c, int type, int flags)
 {
     size_t start = d->pos;
     int64_t n;
@@ -487,7 +492,7 @@ static inline int cd_bytes(kc_cdec *d, kc_col *c, int type, int flags)
 }
 
 /* int32 elements: checked once, converted in one loop */
-static int cd_int32s(kc_cdec *d, kc_col *e, int64_t n)
+static int cd_int32s(kc_cdec *restrict d, kc_col *e, int64_t n)
 {
     int rc;
     if (KC_UNLIKELY((uint64_t)n * 4 > d->end - d->pos))
@@ -507,7 +512,7 @@ static int cd_int32s(kc_cdec *d, kc_col *e, int64_t n)
     return KC_OK;
 }
 
-static int cd_value(kc_cdec *d, kc_col *c, int type, int flags, int arg, int depth, int in_tag)
+static int cd_value(kc_cdec *restrict d, kc_col *restrict c, int type, int flags, int arg, int depth, int in_tag)
 {
     size_t start = d->pos;
     int rc;
@@ -516,17 +521,11 @@ static int cd_value(kc_cdec *d, kc_col *c, int type, int flags, int arg, int dep
         return cd_bytes(d, c, type, flags);
     case KC_T_STRUCT:
         if (flags & KC_F_NULLABLE) {
-            int present;
-            if (in_tag) {
-                uint32_t u;
-                if ((rc = rd_uv(d, &u)) != KC_OK)
-                    return rc;
-                present = u > 0;
-            } else {
-                if (KC_UNLIKELY(d->end == d->pos))
-                    return cfail(d, KC_E_SHORT, start);
-                present = (int8_t)d->buf[d->pos++] >= 0;
-            }
+            int present = 0, r = kc_read_presence(d->buf + d->pos, d->end - d->pos, in_tag, &present);
+            if (KC_UNLIKELY(r <= 0))
+                return cfail(d, r == 0 ? KC_E_SHORT : r == KC_VARINT_TRUNCATED ? KC_E_VARINT_TRUNC
+                                                                              : KC_E_VARINT_LONG, start);
+            d->pos += (size_t)r;
             if (!present)
                 return put_absent(d->t, c, 0);
         }
@@ -557,7 +556,7 @@ static int cd_value(kc_cdec *d, kc_col *c, int type, int flags, int arg, int dep
 }
 
 /* one tagged-section entry of a known tag: its payload spans exactly `size` bytes */
-static int cd_tagged(kc_cdec *d, kc_col *c, const int32_t *tp, size_t size, size_t base, int depth)
+static int cd_tagged(kc_cdec *restrict d, kc_col *restrict c, const int32_t *tp, size_t size, size_t base, int depth)
 {
     size_t start = d->pos, saved_end = d->end;
     int rc;
@@ -574,7 +573,7 @@ static int cd_tagged(kc_cdec *d, kc_col *c, const int32_t *tp, size_t size, size
 }
 
 /* an unknown tag: {tag, raw payload} appended to the struct value's list */
-static int cd_unknown(kc_cdec *d, kc_col *u, uint32_t tag, size_t size)
+static int cd_unknown(kc_cdec *restrict d, kc_col *u, uint32_t tag, size_t size)
 {
     kc_col *e = KID(d->t, u, 0);
     int rc;
@@ -588,7 +587,7 @@ static int cd_unknown(kc_cdec *d, kc_col *u, uint32_t tag, size_t size)
     return KC_OK;
 }
 
-static int cd_tag_section(kc_cdec *d, kc_col *c, const int32_t *s, int depth)
+static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t *s, int depth)
 {
     int32_t nf = KC_S_NF(s), nt = KC_S_NT(s);
     size_t base = c->len, count_at = d->pos;
@@ -630,7 +629,7 @@ static int cd_tag_section(kc_cdec *d, kc_col *c, const int32_t *s, int depth)
     return put_list(u, KID(d->t, u, 0)->len, 1);
 }
 
-static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth)
+static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int depth)
 {
     const int32_t *s = kc_prog_struct(d->t->code, sidx);
     int32_t nf = KC_S_NF(s);

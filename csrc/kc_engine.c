@@ -203,18 +203,11 @@ static int dec_value(kc_dec *d, int type, int flags, int arg, int depth, int in_
     }
     case KC_T_STRUCT:
         if (flags & KC_F_NULLABLE) {
-            int present;
-            if (in_tag) {
-                uint32_t u;
-                if ((rc = rd_uvarint(d, &u)) != KC_OK)
-                    return rc;
-                present = u > 0;
-            } else {
-                if (KC_UNLIKELY(left < 1))
-                    return fail(d, KC_E_SHORT, start, 1, (int64_t)left);
-                present = (int8_t)p[0] >= 0;
-                d->pos += 1;
-            }
+            int present = 0, r = kc_read_presence(p, left, in_tag, &present);
+            if (KC_UNLIKELY(r <= 0))
+                return r == 0 ? fail(d, KC_E_SHORT, start, 1, (int64_t)left)
+                              : fail(d, r == KC_VARINT_TRUNCATED ? KC_E_VARINT_TRUNC : KC_E_VARINT_LONG, start, 0, 0);
+            d->pos += (size_t)r;
             PUSH(d, present);
             if (!present)
                 return KC_OK;

@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include "kc_status.h"
+#include "kc_varint.h"
 
 #define KC_PROG_MAGIC 0x4B430001
 
@@ -94,6 +95,24 @@ enum { KC_F_NULLABLE = 1, KC_F_COMPACT = 2, KC_F_TAGGED = 4 };
 static inline const int32_t *kc_prog_struct(const int32_t *code, int sidx)
 {
     return code + code[2 + sidx];
+}
+
+/* A nullable struct's presence marker at p (n bytes left): int8 (< 0 = null) or,
+ * inside a tagged field, a uvarint (0 = null).  Returns the bytes read, 0 when p is
+ * empty (KC_E_SHORT) or KC_VARINT_TRUNCATED / KC_VARINT_TOO_LONG (kc_varint.h). */
+static inline int kc_read_presence(const uint8_t *p, size_t n, int in_tag, int *present)
+{
+    uint32_t u = 0;
+    int r;
+    if (!in_tag) {
+        if (n < 1)
+            return 0;
+        *present = (int8_t)p[0] >= 0;
+        return 1;
+    }
+    r = kc_read_uvarint(p, n, &u);
+    *present = u > 0;
+    return r;
 }
 
 #define KC_REF(off, len) ((((int64_t)(off)) << 32) | (int64_t)((uint32_t)(len) + 1u))

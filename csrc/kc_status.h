@@ -32,7 +32,9 @@ enum {
     KC_E_TOO_BIG,       /* input or output beyond 4 GiB (REF offsets are 32-bit) */
     KC_E_NOMEM,         /* allocation failed                                   */
     KC_E_TRAILING,      /* bulk: a bytes after the message                     */
-    KC_E_NULL_ROW       /* bulk: the row itself is null (not an error)         */
+    KC_E_NULL_ROW,      /* bulk: the row itself is null (not an error)         */
+    KC_E_INVALID,       /* inconsistent arguments to a kernel (ids, offsets)   */
+    KC_E_INTERNAL       /* an internal invariant broke: a bug in kcodec        */
 };
 
 #endif

@@ -6,14 +6,15 @@ cdef extern from "kc_status.h" nogil:
         KC_OK, KC_E_SHORT, KC_E_VARINT_TRUNC, KC_E_VARINT_LONG, KC_E_NULL, KC_E_STRLEN
         KC_E_UTF8, KC_E_ARRAY_COUNT, KC_E_TAG_COUNT, KC_E_TAG_SIZE, KC_E_BAD_TAG
         KC_E_TAG_SPAN, KC_E_DEPTH, KC_E_PROGRAM, KC_E_TAPE_FULL, KC_E_TAPE, KC_E_TOO_BIG
-        KC_E_NOMEM, KC_E_TRAILING, KC_E_NULL_ROW
+        KC_E_NOMEM, KC_E_TRAILING, KC_E_NULL_ROW, KC_E_INVALID, KC_E_INTERNAL
 
 
 cdef inline object status_error(int code, str what):
     """The exception for a C status that is not about a particular input's bytes (those
     become DecodeError with field path and offset where the caller knows them):
-    allocation -> MemoryError, malformed program -> SchemaError, input too large ->
-    ValueError, anything else -> DecodeError."""
+    allocation -> MemoryError, malformed program -> SchemaError, input too large or
+    inconsistent arguments -> ValueError, a broken invariant -> RuntimeError, anything
+    else -> DecodeError."""
     from kcodec.errors import DecodeError, SchemaError
     if code == KC_E_NOMEM:
         return MemoryError(f"{what}: out of memory")
@@ -21,4 +22,8 @@ cdef inline object status_error(int code, str what):
         return SchemaError(f"{what}: malformed program")
     if code == KC_E_TOO_BIG:
         return ValueError(f"{what}: input larger than the 4 GiB a single call takes")
+    if code == KC_E_INVALID:
+        return ValueError(f"{what}: inconsistent input (ids out of range or bad offsets)")
+    if code == KC_E_INTERNAL:
+        return RuntimeError(f"{what}: internal error (a bug in kcodec: please report the input)")
     return DecodeError(f"{what}: status {code}")

@@ -1236,7 +1236,9 @@ def decode_bulk(prog, values):
     from ._columns import layout as _layout
     R = _rows(values, None, None, None)
     lay = _layout(prog)
-    top = [lay[i] for i in lay[0].kids]
+    # the message's fields (its unknown tagged fields are not a column here: skipped)
+    cdef _SPlan S0 = <_SPlan>P.splans[0]
+    top = [lay[i] for i in lay[0].kids[:S0.nf + S0.nt]]
     keys = [n.name for n in top]
     flat = {k for k, n in enumerate(top) if n.kind != KC_N_STRUCT and n.kind != KC_N_LIST}
     nodes, status = _run_columns(P, R, 0, lay, flat)

@@ -26,7 +26,9 @@ cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
 
 from kcodec.consumer._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
-                             kc_assign_range, kc_assign_roundrobin, kc_assign_sticky)
+                             kc_assign_range, kc_assign_roundrobin, kc_assign_sticky,
+                             KC_ASSIGN_OK, KC_ASSIGN_ENOMEM, KC_ASSIGN_EINVAL)
+from kcodec._kc_status cimport KC_E_NOMEM, KC_E_INVALID, KC_E_INTERNAL, status_error
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
@@ -151,12 +153,9 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
             rc = kc_assign_roundrobin(&inp, &owner[0])
         else:
             rc = kc_assign_sticky(&inp, coop, &owner[0], tp, &stats)
-    if rc == -1:
-        raise MemoryError("assignor ran out of memory")
-    if rc == -2:
-        raise ValueError("inconsistent assignor input (ids out of range or bad offsets)")
-    if rc != 0:
-        raise RuntimeError(f"assignor internal error {rc} (a bug in kcodec: please report the scenario)")
+    if rc != KC_ASSIGN_OK:
+        raise status_error(KC_E_NOMEM if rc == KC_ASSIGN_ENOMEM else
+                           KC_E_INVALID if rc == KC_ASSIGN_EINVAL else KC_E_INTERNAL, "assignor")
     owner_arr = owner_arr[:total]
     if which < 2:
         return owner_arr, owner_arr, {}

@@ -126,7 +126,6 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
         return out
     group, topic, meta = _Strings(n), _Strings(n), _Strings(n)
     kind = out["kind"]
-    all_vv = _int16_at(buf, vp, vl)
     for rtype, info in _commit_types().items():
         rows = np.flatnonzero(~control & (key_type == rtype))
         if not len(rows):
@@ -138,7 +137,7 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
         rvl = vl[rows]
         kind[rows[rvl < 0]] = KIND_TOMBSTONE
         has = rvl >= 2
-        vv = all_vv[rows]
+        vv = _int16_at(buf, vp[rows], rvl)
         for v in np.unique(vv[has]).tolist():
             schema = _value_schema(rtype, info, v) if v >= 0 else None
             if schema is None or v > kcodec.spec(schema).valid_versions.highest:
