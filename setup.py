@@ -1,6 +1,6 @@
 """Build the native extensions.
 
-Every ``kcodec/_*.pyx`` becomes one extension module; all plain-C kernels in ``csrc/``
+Every ``kcodec/**/_*.pyx`` becomes one extension module; all plain-C kernels in ``csrc/``
 (which include no Python headers) are compiled once into a static library they link.
 
 Switches (environment):
@@ -40,8 +40,8 @@ else:
 libraries = [("kcodec_c", {"sources": CSRC, "include_dirs": ["csrc"], "cflags": cflags})] if CSRC else []
 
 ext_modules = []
-for pyx in sorted(glob.glob("kcodec/_*.pyx")):
-    mod = "kcodec." + os.path.splitext(os.path.basename(pyx))[0]
+for pyx in sorted(glob.glob("kcodec/**/_*.pyx", recursive=True)):
+    mod = os.path.splitext(pyx)[0].replace(os.sep, ".")
     ext_modules.append(
         Extension(
             mod,
