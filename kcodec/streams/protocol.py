@@ -17,6 +17,7 @@ Kafka's decoded view with sets and maps sorted.
 """
 from __future__ import annotations
 
+import struct
 import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
@@ -50,6 +51,7 @@ ASSIGNOR_NAME = "stream"
 STREAMS_VERSION = VersionPrefix("streams-version", 4, in_body=True,
                                 latest_supported_from=EARLIEST_PROBEABLE_VERSION)
 _SPEC = "SubscriptionInfoData"
+_I32 = struct.Struct(">i")
 
 
 class AssignorError:
@@ -323,6 +325,36 @@ def _write_task(w: Writer, t: TaskId, v: int, path: str) -> None:
                           message=_ASG, version=v, path=path)
 
 
+_TASK_CACHE: Dict[Tuple[TaskId, bool], bytes] = {}
+
+
+def _task_bytes(t: TaskId, v: int, path: str) -> bytes:
+    # task ids repeat across the members of a rebalance: encode each once
+    key = (t, v >= MIN_NAMED_TOPOLOGY_VERSION)
+    b = _TASK_CACHE.get(key)
+    if b is None:
+        w = Writer()
+        _write_task(w, t, v, path)
+        b = w.getvalue()
+        if len(_TASK_CACHE) < 1 << 16:
+            _TASK_CACHE[key] = b
+    return b
+
+
+def _tps_bytes(tps: List[TopicPartition], utf: Dict[str, bytes], path: str) -> bytes:
+    out = [_I32.pack(len(tps))]
+    for tp in tps:
+        u = utf.get(tp.topic)
+        if u is None:
+            u = utf[tp.topic] = Writer().java_utf(tp.topic, path).getvalue()
+        out.append(u)
+        try:
+            out.append(_I32.pack(tp.partition))
+        except struct.error:
+            raise EncodeError(f"{tp.partition!r} does not fit int32", message=_ASG, path=path) from None
+    return b"".join(out)
+
+
 def _count(r: Reader, path: str, min_size: int) -> int:
     # a count must fit the bytes left: absurd counts fail here, before any allocation
     at = r.pos
@@ -473,13 +505,15 @@ def encode_assignment(a: AssignmentInfo, *, host_section: Optional[bytes] = None
             w.int32(a.commonly_supported_version, "commonlySupportedVersion")
         elif block == "active":
             w.int32(len(a.active_tasks), "activeTasks")
-            for i, t in enumerate(a.active_tasks):
-                _write_task(w, t, v, f"activeTasks[{i}]")
+            w.raw(b"".join([_task_bytes(t, v, f"activeTasks[{i}]") for i, t in enumerate(a.active_tasks)]))
         elif block == "standby":
             w.int32(len(a.standby_tasks), "standbyTasks")
+            utf: Dict[str, bytes] = {}
+            parts = []
             for i, (t, tps) in enumerate(a.standby_tasks.items()):
-                _write_task(w, t, v, f"standbyTasks[{i}]")
-                _write_tps(w, tps, f"standbyTasks[{i}].partitions")
+                parts.append(_task_bytes(t, v, f"standbyTasks[{i}]"))
+                parts.append(_tps_bytes(tps, utf, f"standbyTasks[{i}].partitions"))
+            w.raw(b"".join(parts))
         elif block in ("hosts", "dictionary", "dict_hosts", "dict_standby_hosts"):
             if not hosts_done:
                 w.raw(encode_host_section(a) if host_section is None else host_section)
