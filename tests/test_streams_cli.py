@@ -5,17 +5,17 @@ import io
 import json
 
 from kcodec.cli import build_parser
-from kcodec.streams.cli import main
 
 from ._shared import fixtures_dir, require
 
 
 def run(argv):
-    import contextlib
+    from kcodec.streams import cli
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        rc = main(argv)
-    return rc, buf.getvalue()
+    args = __import__("argparse").ArgumentParser(prog="kcodec")
+    cli.add_subparsers(args.add_subparsers(dest="command"))
+    ns = args.parse_args(["streams"] + argv)
+    return ns.func(ns, buf), buf.getvalue()
 
 
 def test_decode_hex_auto():
