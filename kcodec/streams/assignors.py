@@ -106,6 +106,9 @@ def compute_lags(clients: Sequence[StreamsClient], tasks: Sequence[TaskId],
     index = {t: i for i, t in enumerate(tasks)}
     ends = np.array([end_offset_sums.get(t, 0) for t in tasks], dtype=np.int64)
     lag = np.tile(ends, (len(clients), 1))
+    rows: List[int] = []
+    cols: List[int] = []
+    sums: List[int] = []
     for c, cl in enumerate(clients):
         if cl.task_lags is not None:
             for t, x in cl.task_lags.items():
@@ -114,14 +117,15 @@ def compute_lags(clients: Sequence[StreamsClient], tasks: Sequence[TaskId],
             continue
         for t, s in cl.task_offset_sums.items():
             i = index.get(t)
-            if i is None:
-                continue
-            if s == LATEST_OFFSET or s == UNKNOWN_OFFSET_SUM:
-                lag[c, i] = s
-            elif ends[i] < s:
-                lag[c, i] = ends[i]
-            else:
-                lag[c, i] = ends[i] - s
+            if i is not None:
+                rows.append(c)
+                cols.append(i)
+                sums.append(s)
+    if sums:
+        r, k, s = np.array(rows), np.array(cols), np.array(sums, dtype=np.int64)
+        e = ends[k]
+        # -2 running, -3 unknown; an offset beyond the end (corrupt) lags the whole end
+        lag[r, k] = np.where((s == LATEST_OFFSET) | (s == UNKNOWN_OFFSET_SUM), s, np.where(e < s, e, e - s))
     return lag
 
 

@@ -200,7 +200,14 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
                  leader_latest: int = LATEST_SUPPORTED_VERSION, cooperative: bool = True) -> GroupAssignment:
     """Run the Streams leader on the members' ConsumerProtocolSubscription bytes."""
     subs: Dict[str, Subscription] = {m: decode_subscription(b) for m, b in subscriptions.items()}
-    infos: Dict[str, SubscriptionInfo] = {m: decode_streams_subscription(s.user_data) for m, s in subs.items()}
+    seen: Dict[bytes, SubscriptionInfo] = {}      # threads of one client often send the same bytes
+    infos: Dict[str, SubscriptionInfo] = {}
+    for m, s in subs.items():
+        ud = s.user_data or b""
+        info = seen.get(ud)
+        if info is None:
+            info = seen[ud] = decode_streams_subscription(ud)
+        infos[m] = info
     lv = leader_versions(infos, leader_latest=leader_latest)
     used, common = assignment_versions(lv, leader_latest=leader_latest)
     members = sorted(subs)
@@ -231,6 +238,7 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
     res = assign_tasks(clients, flags, topology.end_offset_sums, configs)
 
     # tasks -> threads, per client
+    rank = {t: i for i, t in enumerate(res.tasks)}
     active_of: Dict[str, List[TaskId]] = {}
     standby_of: Dict[str, List[TaskId]] = {}
     for pid, ms in by_client.items():
@@ -241,8 +249,9 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
             end = topology.end_offset_sums.get(t, 0)
             return s if s in (-2, -3) else (end if end < s else end - s)
 
-        prev = {m: _prev_tasks_by_lag({t: 0 for t in consumer_sums[m] if t in flags and flags[t]}, lag_of)
-                for m in consumers}
+        # previous stateful tasks of each thread by lag (only needed to share among threads)
+        prev = {} if len(consumers) == 1 else {
+            m: _prev_tasks_by_lag({t: 0 for t in consumer_sums[m] if flags.get(t)}, lag_of) for m in consumers}
         load: Dict[str, int] = {}
         acts = res.active[pid]
         sf_act = [t for t in acts if flags[t]]
@@ -252,8 +261,8 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
         s1 = assign_tasks_to_threads(stb, True, consumers, prev, load)
         a2 = assign_tasks_to_threads(sl_act, False, consumers, prev, load)
         for m in consumers:
-            active_of[m] = sorted(a1[m] + a2[m], key=task_sort_key)
-            standby_of[m] = sorted(s1[m], key=task_sort_key)
+            active_of[m] = sorted(a1[m] + a2[m], key=rank.__getitem__)
+            standby_of[m] = sorted(s1[m], key=rank.__getitem__)
     for m in future:
         active_of.setdefault(m, [])
         standby_of.setdefault(m, [])

@@ -328,16 +328,30 @@ def _write_task(w: Writer, t: TaskId, v: int, path: str) -> None:
 _TASK_CACHE: Dict[Tuple[TaskId, bool], bytes] = {}
 
 
-def _task_bytes(t: TaskId, v: int, path: str) -> bytes:
+def _task_bytes(t: TaskId, v: int, where: Tuple[str, int]) -> bytes:
     # task ids repeat across the members of a rebalance: encode each once
     key = (t, v >= MIN_NAMED_TOPOLOGY_VERSION)
     b = _TASK_CACHE.get(key)
     if b is None:
         w = Writer()
-        _write_task(w, t, v, path)
+        _write_task(w, t, v, f"{where[0]}[{where[1]}]")
         b = w.getvalue()
         if len(_TASK_CACHE) < 1 << 16:
             _TASK_CACHE[key] = b
+    return b
+
+
+_STANDBY_CACHE: Dict[Tuple[TaskId, bool, Tuple[TopicPartition, ...]], bytes] = {}
+
+
+def _standby_bytes(t: TaskId, tps: List[TopicPartition], v: int, i: int) -> bytes:
+    # a standby entry (task id + its partitions) is the same for every member holding it
+    key = (t, v >= MIN_NAMED_TOPOLOGY_VERSION, tuple(tps))
+    b = _STANDBY_CACHE.get(key)
+    if b is None:
+        b = _task_bytes(t, v, ("standbyTasks", i)) + _tps_bytes(tps, {}, f"standbyTasks[{i}].partitions")
+        if len(_STANDBY_CACHE) < 1 << 16:
+            _STANDBY_CACHE[key] = b
     return b
 
 
@@ -478,11 +492,18 @@ def encode_host_section(a: AssignmentInfo) -> bytes:
             for i, (h, tps) in enumerate(m.items()):
                 p = f"{name}[{i}]"
                 w.java_utf(h.host, p + ".host").int32(h.port, p + ".port").int32(len(tps), p + ".partitions")
+                flat: List[int] = []
                 for tp in tps:
-                    if tp.topic not in index:
+                    idx = index.get(tp.topic)
+                    if idx is None:
                         raise EncodeError(f"topic {tp.topic!r} is not in the topic dictionary",
                                           message=_ASG, version=v, path=p + ".partitions")
-                    w.int32(index[tp.topic]).int32(tp.partition)
+                    flat += (idx, tp.partition)
+                try:
+                    w.raw(struct.pack(f">{len(flat)}i", *flat))
+                except struct.error:
+                    raise EncodeError("a partition does not fit int32", message=_ASG, version=v,
+                                      path=p + ".partitions") from None
     return w.getvalue()
 
 
@@ -505,15 +526,13 @@ def encode_assignment(a: AssignmentInfo, *, host_section: Optional[bytes] = None
             w.int32(a.commonly_supported_version, "commonlySupportedVersion")
         elif block == "active":
             w.int32(len(a.active_tasks), "activeTasks")
-            w.raw(b"".join([_task_bytes(t, v, f"activeTasks[{i}]") for i, t in enumerate(a.active_tasks)]))
+            cache = _TASK_CACHE
+            named = v >= MIN_NAMED_TOPOLOGY_VERSION
+            w.raw(b"".join([cache.get((t, named)) or _task_bytes(t, v, ("activeTasks", i))
+                            for i, t in enumerate(a.active_tasks)]))
         elif block == "standby":
             w.int32(len(a.standby_tasks), "standbyTasks")
-            utf: Dict[str, bytes] = {}
-            parts = []
-            for i, (t, tps) in enumerate(a.standby_tasks.items()):
-                parts.append(_task_bytes(t, v, f"standbyTasks[{i}]"))
-                parts.append(_tps_bytes(tps, utf, f"standbyTasks[{i}].partitions"))
-            w.raw(b"".join(parts))
+            w.raw(b"".join([_standby_bytes(t, tps, v, i) for i, (t, tps) in enumerate(a.standby_tasks.items())]))
         elif block in ("hosts", "dictionary", "dict_hosts", "dict_standby_hosts"):
             if not hosts_done:
                 w.raw(encode_host_section(a) if host_section is None else host_section)
