@@ -131,6 +131,36 @@ static int32_t most_caught_up(const st *s, int32_t t, int32_t dest, int need_fre
     return best;
 }
 
+/* The least loaded caught-up client for task t (ConstrainedPrioritySet.poll: smallest
+ * (load, ProcessId)); want: 0 any, 1 holding a standby of t, 2 not holding t at all. */
+static int32_t least_loaded_caught_up(const st *s, const lags *l, int32_t t, int want) {
+    int32_t src = -1;
+    double sl = 0;
+    for (int32_t c = 0; c < s->C; c++) {
+        uint8_t r = ROLE(s, c, t);
+        if (!is_caught(s, l, c, t)) continue;
+        if (want == 1 && r != KC_ROLE_STANDBY && r != KC_ROLE_WARMUP) continue;
+        if (want == 2 && r != KC_ROLE_NONE) continue;
+        double lc = load(s, c);
+        if (src < 0 || lc < sl) { src = c; sl = lc; }
+    }
+    return src;
+}
+
+/* Queue a movement for every task of the given role on a client that is not caught up while
+ * a client with a smaller lag exists (taskIsNotCaughtUpOnClientAndOtherMoreCaughtUpClientsExist). */
+static int32_t queue_movements(const st *s, const lags *l, const uint8_t *stateful, const int32_t *ncaught,
+                               uint8_t role, mv *q) {
+    int32_t nq = 0;
+    for (int32_t c = 0; c < s->C; c++)
+        for (int32_t t = 0; t < s->T; t++)
+            if (stateful[t] && ROLE(s, c, t) == role && !is_caught(s, l, c, t) && l->best_lag[t] < LAG(s, c, t)) {
+                mv m = {ncaught[t], t, c};
+                pq_add(q, &nq, m);
+            }
+    return nq;
+}
+
 int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
     if (!in || !out || in->n_clients <= 0 || in->n_tasks < 0 || !in->capacity || !out->role
         || (in->n_tasks > 0 && (!in->stateful || !in->lag)) || in->num_standby_replicas < 0
@@ -195,37 +225,20 @@ int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
     int64_t warmups_left = in->max_warmup_replicas;   /* one budget for the whole assignment */
 
     /* 4. active task movements */
-    int32_t nq = 0;
-    for (int32_t c = 0; c < C; c++)
-        for (int32_t t = 0; t < T; t++)
-            if (in->stateful[t] && ROLE(&s, c, t) == KC_ROLE_ACTIVE && !is_caught(&s, &L, c, t)
-                && best[t] < LAG(&s, c, t)) {
-                mv m = {ncaught[t], t, c};
-                pq_add(q, &nq, m);
-            }
+    int32_t nq = queue_movements(&s, &L, in->stateful, ncaught, KC_ROLE_ACTIVE, q);
     out->active_movements = nq;
     while (nq > 0) {
         mv m = pq_poll(q, &nq);
-        int32_t t = m.task, d = m.dest, src = -1;
-        double sl = 0;
+        int32_t t = m.task, d = m.dest;
         /* (a) a caught-up client holding a standby of the task: swap */
-        for (int32_t c = 0; c < C; c++) {
-            uint8_t r = ROLE(&s, c, t);
-            if (!is_caught(&s, &L, c, t) || (r != KC_ROLE_STANDBY && r != KC_ROLE_WARMUP)) continue;
-            double lc = load(&s, c);
-            if (src < 0 || lc < sl) { src = c; sl = lc; }
-        }
+        int32_t src = least_loaded_caught_up(&s, &L, t, 1);
         if (src >= 0) {
             set_role(&s, src, t, KC_ROLE_ACTIVE);
             set_role(&s, d, t, KC_ROLE_STANDBY);
             continue;
         }
         /* (b) the least loaded caught-up client; the destination warms up if budget remains */
-        for (int32_t c = 0; c < C; c++) {
-            if (!is_caught(&s, &L, c, t)) continue;
-            double lc = load(&s, c);
-            if (src < 0 || lc < sl) { src = c; sl = lc; }
-        }
+        src = least_loaded_caught_up(&s, &L, t, 0);
         int swap = 0;
         if (src < 0) {
             /* (c) the most caught-up client ahead of the destination */
@@ -244,24 +257,12 @@ int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
     }
 
     /* 5. standby task movements (warm-ups stay where they are) */
-    nq = 0;
-    for (int32_t c = 0; c < C; c++)
-        for (int32_t t = 0; t < T; t++)
-            if (in->stateful[t] && ROLE(&s, c, t) == KC_ROLE_STANDBY && !is_caught(&s, &L, c, t)
-                && best[t] < LAG(&s, c, t)) {
-                mv m = {ncaught[t], t, c};
-                pq_add(q, &nq, m);
-            }
+    nq = queue_movements(&s, &L, in->stateful, ncaught, KC_ROLE_STANDBY, q);
     int32_t moved = 0;
     while (nq > 0) {
         mv m = pq_poll(q, &nq);
-        int32_t t = m.task, d = m.dest, src = -1;
-        double sl = 0;
-        for (int32_t c = 0; c < C; c++) {
-            if (!is_caught(&s, &L, c, t) || ROLE(&s, c, t) != KC_ROLE_NONE) continue;
-            double lc = load(&s, c);
-            if (src < 0 || lc < sl) { src = c; sl = lc; }
-        }
+        int32_t t = m.task, d = m.dest;
+        int32_t src = least_loaded_caught_up(&s, &L, t, 2);
         if (src < 0) src = most_caught_up(&s, t, d, 1);
         if (src < 0) continue;              /* nowhere better to put it: stays */
         set_role(&s, src, t, KC_ROLE_STANDBY);
