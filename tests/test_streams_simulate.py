@@ -88,3 +88,16 @@ def test_ha_warmups_bounded_and_converges_within_kip441_rounds():
     assert all(sum(len(v) for v in r.warming.values()) <= 2 for r in ha.rounds)
     probing = sum(1 for a, b in zip(ha.rounds, ha.rounds[1:]) if b.time_s - a.time_s > 30)
     assert ha.balanced and probing <= 12 // 2 + 1
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_ha_converges_within_kip441_probing_rounds_random(seed):
+    # TaskAssignorConvergenceTest's bound for adding nodes: stateful tasks / max.warmup.replicas + 1
+    import random
+    from kcodec.streams.assignors import AssignmentConfigs
+    rng = random.Random(seed)
+    n, add, tasks, w = rng.randint(1, 5), rng.randint(1, 3), rng.randint(1, 20), rng.randint(1, 3)
+    r = simulate_scale(n, add=add, tasks=tasks, assignor="ha", configs=AssignmentConfigs(max_warmup_replicas=w))
+    probing = sum(1 for a, b in zip(r.rounds, r.rounds[1:]) if b.time_s - a.time_s > 30)
+    assert r.balanced and probing <= tasks // w + 1
+    assert all(sum(len(v) for v in x.warming.values()) <= w for x in r.rounds)
