@@ -1,8 +1,17 @@
-"""Kafka Streams rebalancing: the subscription/assignment user data of every version
-(:mod:`~kcodec.streams.protocol`), version probing (:mod:`~kcodec.streams.probing`).
+"""Kafka Streams rebalancing.
+
+* :mod:`~kcodec.streams.protocol`: ``SubscriptionInfo``/``AssignmentInfo`` v1-v11 (the user
+  data of Streams' consumer-protocol messages), byte-exact both ways;
+* :mod:`~kcodec.streams.groups`: Streams groups inside ``__consumer_offsets``;
+* :mod:`~kcodec.streams.probing`: version probing (KIP-268) and ``upgrade.from``;
+* :mod:`~kcodec.streams.assignors`: Kafka's HighAvailabilityTaskAssignor (KIP-441), in C;
+* :mod:`~kcodec.streams.leader`: the group leader, subscription bytes in, assignment bytes out;
+* :mod:`~kcodec.streams.learner`: the learner-task design of the KIP-429 draft;
+* :mod:`~kcodec.streams.simulate`: rolling upgrades and scaling, round by round.
 
     >>> from kcodec.streams import decode_subscription
-    >>> info = decode_subscription(user_data)
+    >>> decode_subscription(bytes.fromhex("0000000c0000000d")).future
+    True
 """
 from __future__ import annotations
 
