@@ -1,6 +1,7 @@
 """Build the native extensions.
 
-Every ``kcodec/**/_*.pyx`` becomes one extension module; all plain-C kernels in ``csrc/``
+Every ``kcodec/**/_*.pyx`` becomes one extension module, named from its path
+(``kcodec/log/_records.pyx`` -> ``kcodec.log._records``); all plain-C kernels in ``csrc/``
 (which include no Python headers) are compiled once into a static library they link.
 
 Switches (environment):
@@ -41,7 +42,7 @@ libraries = [("kcodec_c", {"sources": CSRC, "include_dirs": ["csrc"], "cflags": 
 
 ext_modules = []
 for pyx in sorted(glob.glob("kcodec/**/_*.pyx", recursive=True)):
-    mod = os.path.splitext(pyx)[0].replace(os.sep, ".")
+    mod = os.path.splitext(pyx)[0].replace(os.sep, ".").replace("/", ".")
     ext_modules.append(
         Extension(
             mod,

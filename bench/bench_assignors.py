@@ -273,7 +273,7 @@ except ImportError:  # table mode only
     pytest = None
 
 if pytest is not None:
-    pytest.importorskip("kcodec._assign", reason="C assignors not built")
+    pytest.importorskip("kcodec.consumer._assign", reason="C assignors not built")
 
     _CACHE: Dict[Any, Any] = {}
 

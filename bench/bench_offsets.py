@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from kcodec import records as KR  # noqa: E402
+from kcodec import log as KR  # noqa: E402
 from kcodec.offsets.columns import iter_offset_columns  # noqa: E402
 from kcodec.offsets.state import fold_log  # noqa: E402
 

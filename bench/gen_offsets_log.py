@@ -23,7 +23,7 @@ from typing import List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import kcodec  # noqa: E402
-from kcodec.records import encode_batch, encode_control_batch  # noqa: E402
+from kcodec.log import encode_batch, encode_control_batch  # noqa: E402
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 

@@ -211,37 +211,27 @@ static int32_t next_rack_consumer(const sticky *s, int32_t g, const int32_t *lis
 
 /* ---------------------------------------------------------------- constrained */
 
-static int constrained(sticky *s)
+/* Kafka's constrainedAssign state: quotas, member counts and the two unfilled lists. */
+typedef struct {
+    int32_t minQ, maxQ;    /* floor and ceil of partitions per member */
+    int32_t expected;      /* members that get maxQ */
+    int32_t curOver;       /* members at maxQ so far */
+    int32_t *cnt;          /* [M] partitions per member */
+    int32_t *under;        /* [M] unfilled members below minQ (nunder of them) */
+    int32_t nunder;
+    int32_t *ex;           /* [M] members at exactly minQ that may take one more: ex[exh..ext) */
+    int32_t exh, ext;
+    int32_t *un;           /* [N] unassigned partitions (nun of them) */
+    int32_t nun;
+    uint64_t *keys;        /* [largest owned list] scratch */
+} quota;
+
+/* assignOwnedPartitions: members (in visit order) keep their owned partitions up to quota. */
+static void constrained_keep_owned(sticky *s, quota *q)
 {
     const kc_ctx *cx = &s->cx;
     const kc_assign_input *in = s->in;
-    int32_t M = cx->M;
-    int64_t Nsub = 0;
-    for (int32_t t = 0; t < cx->T; t++)
-        if (cx->tsub_off[t + 1] > cx->tsub_off[t])
-            Nsub += in->part_count[t];
-    int32_t minQ = (int32_t)(Nsub / M), maxQ = (int32_t)((Nsub + M - 1) / M);
-    int32_t expected = (int32_t)(Nsub % M), curOver = 0;
-
-    int rc = KC_ASSIGN_OK;
-    int32_t *cnt = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
-    int32_t *under = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
-    int32_t *ex = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
-    int64_t maxown = 0;
-    if (in->own_off)
-        for (int32_t m = 0; m < M; m++)
-            if (in->own_off[m + 1] - in->own_off[m] > maxown)
-                maxown = in->own_off[m + 1] - in->own_off[m];
-    uint64_t *keys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)maxown + 1));
-    int32_t *un = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->N + 1));
-    if (!cnt || !under || !ex || !keys || !un) {
-        rc = KC_ASSIGN_ENOMEM;
-        goto out;
-    }
-    int32_t nunder = 0, exh = 0, ext = 0;
-
-    /* assignOwnedPartitions (members in visit order) */
-    for (int32_t vi = 0; vi < M; vi++) {
+    for (int32_t vi = 0; vi < cx->M; vi++) {
         int32_t m = in->visit_order ? in->visit_order[vi] : vi;
         int64_t k = 0;
         if (in->own_off)
@@ -256,231 +246,286 @@ static int constrained(sticky *s)
                     s->rdrop[g] = m;   /* dropped; it may come back if no rack wants it */
                     continue;
                 }
-                keys[k++] = ((uint64_t)(uint32_t)p << 32) | (uint32_t)t;  /* (partition, topic) */
+                q->keys[k++] = ((uint64_t)(uint32_t)p << 32) | (uint32_t)t;  /* (partition, topic) */
             }
-        kc_sort_u64(keys, k);
+        kc_sort_u64(q->keys, k);
         int64_t w = 0;
         for (int64_t i = 0; i < k; i++)
-            if (i == 0 || keys[i] != keys[i - 1])
-                keys[w++] = keys[i];
+            if (i == 0 || q->keys[i] != q->keys[i - 1])
+                q->keys[w++] = q->keys[i];
         k = w;
         int64_t keep;
-        if (k < minQ) {
+        if (k < q->minQ) {
             keep = k;
-            under[nunder++] = m;
-        } else if (k >= maxQ && curOver < expected) {
-            curOver++;
-            if (curOver == expected)
-                exh = ext;
-            keep = maxQ;
+            q->under[q->nunder++] = m;
+        } else if (k >= q->maxQ && q->curOver < q->expected) {
+            q->curOver++;
+            if (q->curOver == q->expected)
+                q->exh = q->ext;
+            keep = q->maxQ;
         } else {
-            keep = minQ;
-            if (curOver < expected)
-                ex[ext++] = m;
+            keep = q->minQ;
+            if (q->curOver < q->expected)
+                q->ex[q->ext++] = m;
         }
         for (int64_t i = 0; i < keep; i++) {
-            int32_t p = (int32_t)(keys[i] >> 32), t = (int32_t)(keys[i] & 0xffffffffu);
+            int32_t p = (int32_t)(q->keys[i] >> 32), t = (int32_t)(q->keys[i] & 0xffffffffu);
             s->tgt[cx->base[t] + p] = m;
         }
-        cnt[m] = (int32_t)keep;
+        q->cnt[m] = (int32_t)keep;
     }
+}
 
-    /* both unfilled lists are sorted by member id, which is index order */
-    if (in->visit_order) {
-        uint8_t *mark = (uint8_t *)calloc((size_t)M + 1, 1);
-        if (!mark) {
-            rc = KC_ASSIGN_ENOMEM;
-            goto out;
+/* Both unfilled lists are sorted by member id, which is index order (they were filled in
+   visit order). */
+static int constrained_sort_unfilled(const sticky *s, quota *q)
+{
+    int32_t M = s->cx.M;
+    if (!s->in->visit_order)
+        return KC_ASSIGN_OK;
+    uint8_t *mark = (uint8_t *)calloc((size_t)M + 1, 1);
+    if (!mark)
+        return KC_ASSIGN_ENOMEM;
+    for (int32_t i = 0; i < q->nunder; i++)
+        mark[q->under[i]] = 1;
+    for (int32_t m = 0, w = 0; m < M; m++)
+        if (mark[m]) {
+            q->under[w++] = m;
+            mark[m] = 0;
         }
-        for (int32_t i = 0; i < nunder; i++)
-            mark[under[i]] = 1;
-        for (int32_t m = 0, w = 0; m < M; m++)
-            if (mark[m]) {
-                under[w++] = m;
-                mark[m] = 0;
-            }
-        for (int32_t i = exh; i < ext; i++)
-            mark[ex[i]] = 1;
-        for (int32_t m = 0, w = exh; m < M; m++)
-            if (mark[m])
-                ex[w++] = m;
-        free(mark);
-    }
+    for (int32_t i = q->exh; i < q->ext; i++)
+        mark[q->ex[i]] = 1;
+    for (int32_t m = 0, w = q->exh; m < M; m++)
+        if (mark[m])
+            q->ex[w++] = m;
+    free(mark);
+    return KC_ASSIGN_OK;
+}
 
-    /* unassigned partitions in (topic, partition) order */
-    int32_t nun = 0;
+/* The unassigned partitions in (topic, partition) order; with racks, stably sorted by the
+   number of members on the partition's racks, as Java sorts them. */
+static int constrained_unassigned(const sticky *s, quota *q)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t M = cx->M, nun = 0;
     for (int32_t t = 0; t < cx->T; t++) {
         if (cx->tsub_off[t + 1] == cx->tsub_off[t])
             continue;
         for (int32_t g = cx->base[t]; g < cx->base[t + 1]; g++)
             if (s->tgt[g] < 0)
-                un[nun++] = g;
+                q->un[nun++] = g;
     }
-    if (s->sort_by_rack && nun > 1) {
-        /* stable sort by the number of members on the partition's racks */
-        int64_t *keyc = (int64_t *)calloc((size_t)M + 2, sizeof(int64_t));
-        int32_t *tmp = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
-        int32_t *kv = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
-        if (!keyc || !tmp || !kv) {
-            free(keyc); free(tmp); free(kv);
-            rc = KC_ASSIGN_ENOMEM;
-            goto out;
-        }
-        for (int32_t i = 0; i < nun; i++) {
-            int32_t g = un[i];
-            int64_t c = 0;
-            for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
-                c += s->rack_members[in->prack[j]];
-            if (c > M)
-                c = M;
-            kv[i] = (int32_t)c;
-            keyc[c + 1]++;
-        }
-        for (int32_t c = 0; c <= M; c++)
-            keyc[c + 1] += keyc[c];
-        for (int32_t i = 0; i < nun; i++)
-            tmp[keyc[kv[i]]++] = un[i];
-        memcpy(un, tmp, sizeof(int32_t) * (size_t)nun);
+    q->nun = nun;
+    if (!s->sort_by_rack || nun <= 1)
+        return KC_ASSIGN_OK;
+    int64_t *keyc = (int64_t *)calloc((size_t)M + 2, sizeof(int64_t));
+    int32_t *tmp = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
+    int32_t *kv = (int32_t *)malloc(sizeof(int32_t) * (size_t)nun);
+    if (!keyc || !tmp || !kv) {
         free(keyc); free(tmp); free(kv);
+        return KC_ASSIGN_ENOMEM;
     }
+    for (int32_t i = 0; i < nun; i++) {
+        int32_t g = q->un[i];
+        int64_t c = 0;
+        for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++)
+            c += s->rack_members[in->prack[j]];
+        if (c > M)
+            c = M;
+        kv[i] = (int32_t)c;
+        keyc[c + 1]++;
+    }
+    for (int32_t c = 0; c <= M; c++)
+        keyc[c + 1] += keyc[c];
+    for (int32_t i = 0; i < nun; i++)
+        tmp[keyc[kv[i]]++] = q->un[i];
+    memcpy(q->un, tmp, sizeof(int32_t) * (size_t)nun);
+    free(keyc); free(tmp); free(kv);
+    return KC_ASSIGN_OK;
+}
 
-    /* assignRackAwareRoundRobin */
-    if (s->rack_aware) {
-        int32_t nextIdx = 0, w = 0;
-        for (int32_t i = 0; i < nun; i++) {
-            int32_t g = un[i], c = -1;
-            int32_t idx = next_rack_consumer(s, g, under, nunder, nextIdx);
-            if (idx >= 0) {
-                c = under[idx];
-                int32_t ac = cnt[c] + 1;
-                if (ac >= minQ) {
-                    memmove(under + idx, under + idx + 1, sizeof(int32_t) * (size_t)(nunder - idx - 1));
-                    nunder--;
-                    if (ac < maxQ && curOver < expected)
-                        ex[ext++] = c;
-                } else {
-                    idx++;
-                }
-                nextIdx = nunder == 0 ? 0 : idx % nunder;
-            } else if (ext > exh) {
-                int32_t fi = next_rack_consumer(s, g, ex + exh, ext - exh, 0);
-                if (fi >= 0) {
-                    c = ex[exh + fi];
-                    if (cnt[c] + 1 == maxQ) {
-                        memmove(ex + exh + fi, ex + exh + fi + 1, sizeof(int32_t) * (size_t)(ext - exh - fi - 1));
-                        ext--;
-                        curOver++;
-                        if (curOver == expected)
-                            exh = ext;
-                    }
-                }
-            }
-            if (c >= 0) {
-                s->tgt[g] = c;
-                cnt[c]++;
+/* assignRackAwareRoundRobin: each unassigned partition to the next unfilled member on one
+   of its racks (under-min members first, then exactly-min ones). */
+static void constrained_rack_round_robin(sticky *s, quota *q)
+{
+    int32_t nextIdx = 0, w = 0;
+    for (int32_t i = 0; i < q->nun; i++) {
+        int32_t g = q->un[i], c = -1;
+        int32_t idx = next_rack_consumer(s, g, q->under, q->nunder, nextIdx);
+        if (idx >= 0) {
+            c = q->under[idx];
+            int32_t ac = q->cnt[c] + 1;
+            if (ac >= q->minQ) {
+                memmove(q->under + idx, q->under + idx + 1, sizeof(int32_t) * (size_t)(q->nunder - idx - 1));
+                q->nunder--;
+                if (ac < q->maxQ && q->curOver < q->expected)
+                    q->ex[q->ext++] = c;
             } else {
-                un[w++] = g;
+                idx++;
+            }
+            nextIdx = q->nunder == 0 ? 0 : idx % q->nunder;
+        } else if (q->ext > q->exh) {
+            int32_t fi = next_rack_consumer(s, g, q->ex + q->exh, q->ext - q->exh, 0);
+            if (fi >= 0) {
+                c = q->ex[q->exh + fi];
+                if (q->cnt[c] + 1 == q->maxQ) {
+                    memmove(q->ex + q->exh + fi, q->ex + q->exh + fi + 1,
+                            sizeof(int32_t) * (size_t)(q->ext - q->exh - fi - 1));
+                    q->ext--;
+                    q->curOver++;
+                    if (q->curOver == q->expected)
+                        q->exh = q->ext;
+                }
             }
         }
-        nun = w;
-    }
-
-    /* Partitions dropped for a rack mismatch that no member on a matching rack took go back
-       to their owner while it has room (Kafka would hand them to an arbitrary unfilled
-       member, equally mismatched: a move that gains nothing and costs a cooperative round). */
-    if (s->rack_aware && nun > 0) {
-        uint8_t *state = (uint8_t *)calloc((size_t)M + 1, 1);   /* 1: under-min, 2: exactly-min */
-        if (!state) {
-            rc = KC_ASSIGN_ENOMEM;
-            goto out;
-        }
-        for (int32_t i = 0; i < nunder; i++)
-            state[under[i]] = 1;
-        for (int32_t i = exh; i < ext; i++)
-            state[ex[i]] = 2;
-        int32_t w = 0;
-        for (int32_t i = 0; i < nun; i++) {
-            int32_t g = un[i], x = s->rdrop[g];
-            if (x >= 0 && state[x] == 1) {
-                s->tgt[g] = x;
-                if (++cnt[x] >= minQ) {
-                    state[x] = 0;
-                    if (cnt[x] < maxQ && curOver < expected) {
-                        ex[ext++] = x;
-                        state[x] = 2;
-                    }
-                }
-            } else if (x >= 0 && state[x] == 2) {
-                s->tgt[g] = x;
-                if (++cnt[x] == maxQ) {
-                    state[x] = 0;
-                    if (++curOver == expected) {
-                        for (int32_t j = exh; j < ext; j++)
-                            state[ex[j]] = 0;
-                        exh = ext;
-                    }
-                }
-            } else {
-                un[w++] = g;
-            }
-        }
-        nun = w;
-        int32_t k = 0;
-        for (int32_t i = 0; i < nunder; i++)
-            if (state[under[i]] == 1)
-                under[k++] = under[i];
-        nunder = k;
-        k = exh;
-        for (int32_t i = exh; i < ext; i++)
-            if (state[ex[i]] == 2)
-                ex[k++] = ex[i];
-        ext = k;
-        free(state);
-    }
-
-    /* assignRoundRobin: iterate the under-min list (compacting it in place), then take
-       exactly-min members first in, first out */
-    {
-        int32_t ri = 0, wi = 0, nu = nunder;
-        for (int32_t i = 0; i < nun; i++) {
-            int32_t g = un[i], c, from_under = 0;
-            if (ri < nu) {
-                c = under[ri++];
-                from_under = 1;
-            } else {
-                int32_t live = wi;   /* ri == nu: the live list is under[0..wi) */
-                if (live == 0 && ext == exh) {
-                    rc = KC_ASSIGN_EINTERNAL;  /* "No more unfilled consumers to be assigned." */
-                    goto out;
-                } else if (live == 0) {
-                    c = ex[exh++];
-                } else {
-                    nu = wi;
-                    ri = 0;
-                    wi = 0;
-                    c = under[ri++];
-                    from_under = 1;
-                }
-            }
+        if (c >= 0) {
             s->tgt[g] = c;
-            int32_t ac = ++cnt[c];
-            if (ac == minQ) {
-                if (from_under)
-                    from_under = 0;  /* iter.remove() */
-                ex[ext++] = c;
-            } else if (ac == maxQ) {
-                curOver++;
-            }
-            if (from_under)
-                under[wi++] = c;
+            q->cnt[c]++;
+        } else {
+            q->un[w++] = g;
         }
     }
-out:
-    free(cnt);
-    free(under);
-    free(ex);
-    free(keys);
-    free(un);
+    q->nun = w;
+}
+
+/* Partitions dropped for a rack mismatch that no member on a matching rack took go back
+   to their owner while it has room (Kafka would hand them to an arbitrary unfilled
+   member, equally mismatched: a move that gains nothing and costs a cooperative round). */
+static int constrained_return_dropped(sticky *s, quota *q)
+{
+    uint8_t *state = (uint8_t *)calloc((size_t)s->cx.M + 1, 1);   /* 1: under-min, 2: exactly-min */
+    if (!state)
+        return KC_ASSIGN_ENOMEM;
+    for (int32_t i = 0; i < q->nunder; i++)
+        state[q->under[i]] = 1;
+    for (int32_t i = q->exh; i < q->ext; i++)
+        state[q->ex[i]] = 2;
+    int32_t w = 0;
+    for (int32_t i = 0; i < q->nun; i++) {
+        int32_t g = q->un[i], x = s->rdrop[g];
+        if (x >= 0 && state[x] == 1) {
+            s->tgt[g] = x;
+            if (++q->cnt[x] >= q->minQ) {
+                state[x] = 0;
+                if (q->cnt[x] < q->maxQ && q->curOver < q->expected) {
+                    q->ex[q->ext++] = x;
+                    state[x] = 2;
+                }
+            }
+        } else if (x >= 0 && state[x] == 2) {
+            s->tgt[g] = x;
+            if (++q->cnt[x] == q->maxQ) {
+                state[x] = 0;
+                if (++q->curOver == q->expected) {
+                    for (int32_t j = q->exh; j < q->ext; j++)
+                        state[q->ex[j]] = 0;
+                    q->exh = q->ext;
+                }
+            }
+        } else {
+            q->un[w++] = g;
+        }
+    }
+    q->nun = w;
+    int32_t k = 0;
+    for (int32_t i = 0; i < q->nunder; i++)
+        if (state[q->under[i]] == 1)
+            q->under[k++] = q->under[i];
+    q->nunder = k;
+    k = q->exh;
+    for (int32_t i = q->exh; i < q->ext; i++)
+        if (state[q->ex[i]] == 2)
+            q->ex[k++] = q->ex[i];
+    q->ext = k;
+    free(state);
+    return KC_ASSIGN_OK;
+}
+
+/* assignRoundRobin: iterate the under-min list (compacting it in place), then take
+   exactly-min members first in, first out. */
+static int constrained_round_robin(sticky *s, quota *q)
+{
+    int32_t ri = 0, wi = 0, nu = q->nunder;
+    for (int32_t i = 0; i < q->nun; i++) {
+        int32_t g = q->un[i], c, from_under = 0;
+        if (ri < nu) {
+            c = q->under[ri++];
+            from_under = 1;
+        } else {
+            int32_t live = wi;   /* ri == nu: the live list is under[0..wi) */
+            if (live == 0 && q->ext == q->exh) {
+                return KC_ASSIGN_EINTERNAL;  /* "No more unfilled consumers to be assigned." */
+            } else if (live == 0) {
+                c = q->ex[q->exh++];
+            } else {
+                nu = wi;
+                ri = 0;
+                wi = 0;
+                c = q->under[ri++];
+                from_under = 1;
+            }
+        }
+        s->tgt[g] = c;
+        int32_t ac = ++q->cnt[c];
+        if (ac == q->minQ) {
+            if (from_under)
+                from_under = 0;  /* iter.remove() */
+            q->ex[q->ext++] = c;
+        } else if (ac == q->maxQ) {
+            q->curOver++;
+        }
+        if (from_under)
+            q->under[wi++] = c;
+    }
+    return KC_ASSIGN_OK;
+}
+
+/* Kafka's constrainedAssign (equal subscriptions), phase by phase. */
+static int constrained(sticky *s)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t M = cx->M;
+    int64_t Nsub = 0;
+    for (int32_t t = 0; t < cx->T; t++)
+        if (cx->tsub_off[t + 1] > cx->tsub_off[t])
+            Nsub += in->part_count[t];
+    quota q;
+    memset(&q, 0, sizeof q);
+    q.minQ = (int32_t)(Nsub / M);
+    q.maxQ = (int32_t)((Nsub + M - 1) / M);
+    q.expected = (int32_t)(Nsub % M);
+
+    int64_t maxown = 0;
+    if (in->own_off)
+        for (int32_t m = 0; m < M; m++)
+            if (in->own_off[m + 1] - in->own_off[m] > maxown)
+                maxown = in->own_off[m + 1] - in->own_off[m];
+    q.cnt = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    q.under = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
+    q.ex = (int32_t *)malloc(sizeof(int32_t) * ((size_t)M + 1));
+    q.keys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)maxown + 1));
+    q.un = (int32_t *)malloc(sizeof(int32_t) * ((size_t)cx->N + 1));
+    int rc = (!q.cnt || !q.under || !q.ex || !q.keys || !q.un) ? KC_ASSIGN_ENOMEM : KC_ASSIGN_OK;
+    if (!rc) {
+        constrained_keep_owned(s, &q);
+        rc = constrained_sort_unfilled(s, &q);
+    }
+    if (!rc)
+        rc = constrained_unassigned(s, &q);
+    if (!rc && s->rack_aware) {
+        constrained_rack_round_robin(s, &q);
+        if (q.nun > 0)
+            rc = constrained_return_dropped(s, &q);
+    }
+    if (!rc)
+        rc = constrained_round_robin(s, &q);
+    free(q.cnt);
+    free(q.under);
+    free(q.ex);
+    free(q.keys);
+    free(q.un);
     return rc;
 }
 
@@ -748,6 +793,164 @@ out:
     return rc;
 }
 
+/* Scratch of the materialize step, reused topic after topic. */
+typedef struct {
+    int32_t *need;         /* [M] units a member still takes of the current topic */
+    int32_t *qdrop;        /* [M] kept units a member gives up of the current topic */
+    int32_t *roff, *rcur;  /* [R+2] members in rmem per rack: offsets, cursors */
+    int32_t *rmem;         /* [max subscribers of a topic] members still needing, by rack */
+} topic_fill;
+
+/* Keep owned partitions of still-subscribed topics (on matching racks, unless no member
+   on a matching rack could take them); eot/tstamp are [T] scratch. */
+static void general_keep_owned(sticky *s, gstate *G, const uint8_t *matchable, int32_t *eot,
+                               int32_t *tstamp)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    for (int32_t t = 0; t < cx->T; t++)
+        tstamp[t] = -1;
+    for (int32_t m = 0; m < cx->M; m++) {
+        for (int64_t k = cx->msub_off[m]; k < cx->msub_off[m + 1]; k++) {
+            eot[cx->msub_topic[k]] = cx->msub_ent[k];
+            tstamp[cx->msub_topic[k]] = m;
+        }
+        if (!in->own_off)
+            continue;
+        for (int64_t i = in->own_off[m]; i < in->own_off[m + 1]; i++) {
+            int32_t t = in->own_topic[i], p = in->own_part[i];
+            if (!valid_claim(cx, t, p) || tstamp[t] != m)
+                continue;
+            int32_t g = cx->base[t] + p;
+            if (s->cl_owner[g] != m || s->tgt[g] == m)
+                continue;
+            if (mismatch(s, m, g) && matchable[g]) {
+                s->rdrop[g] = m;
+                G->dropped[eot[t]]++;
+                continue;
+            }
+            s->tgt[g] = m;
+            G->keep[eot[t]]++;
+            G->load[m]++;
+        }
+    }
+}
+
+/* Free the partitions of topic t its holders give up (highest partitions first); returns
+   how many partitions of t are now unassigned. */
+static int64_t release_surplus(sticky *s, const gstate *G, topic_fill *F, int32_t t)
+{
+    const kc_ctx *cx = &s->cx;
+    int32_t b = cx->base[t], P = s->in->part_count[t];
+    int64_t pool = 0;
+    for (int32_t e = cx->tsub_off[t]; e < cx->tsub_off[t + 1]; e++) {
+        int32_t m = cx->tsub_mem[e];
+        F->qdrop[m] = G->keep[e] > G->tg[e] ? G->keep[e] - G->tg[e] : 0;
+        F->need[m] = G->tg[e] > G->keep[e] ? G->tg[e] - G->keep[e] : 0;
+    }
+    for (int32_t p = P - 1; p >= 0; p--) {
+        int32_t m = s->tgt[b + p];
+        if (m >= 0 && F->qdrop[m] > 0) {
+            F->qdrop[m]--;
+            s->tgt[b + p] = -1;
+        }
+        if (s->tgt[b + p] < 0)
+            pool++;
+    }
+    return pool;
+}
+
+/* Unassigned partitions of t to members on one of the partition's racks. */
+static void place_by_rack(sticky *s, topic_fill *F, int32_t t)
+{
+    const kc_ctx *cx = &s->cx;
+    const kc_assign_input *in = s->in;
+    int32_t R = in->n_racks, lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1];
+    int32_t b = cx->base[t], P = in->part_count[t];
+    int32_t *need = F->need, *roff = F->roff, *rcur = F->rcur, *rmem = F->rmem;
+    memset(roff, 0, sizeof(int32_t) * ((size_t)R + 2));
+    for (int32_t e = lo; e < hi; e++) {
+        int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
+        if (r >= 0 && need[m] > 0)
+            roff[r + 1]++;
+    }
+    for (int32_t r = 0; r < R; r++)
+        roff[r + 1] += roff[r];
+    memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
+    for (int32_t e = lo; e < hi; e++) {
+        int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
+        if (r >= 0 && need[m] > 0)
+            rmem[rcur[r]++] = m;
+    }
+    memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
+    for (int32_t p = 0; p < P; p++) {
+        int32_t g = b + p;
+        if (s->tgt[g] >= 0)
+            continue;
+        for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++) {
+            int32_t r = in->prack[j];
+            while (rcur[r] < roff[r + 1] && need[rmem[rcur[r]]] == 0)
+                rcur[r]++;
+            if (rcur[r] < roff[r + 1]) {
+                int32_t m = rmem[rcur[r]];
+                s->tgt[g] = m;
+                need[m]--;
+                break;
+            }
+        }
+    }
+}
+
+/* Turn topic t's per-member counts into partitions: owned ones stay, freed ones go to
+   previous owners (stale generations) first, then to members on their racks, then back to
+   an owner that dropped them for a rack mismatch, then in member order. */
+static int materialize_topic(sticky *s, const gstate *G, topic_fill *F, int32_t t)
+{
+    const kc_ctx *cx = &s->cx;
+    int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1], b = cx->base[t];
+    int32_t P = s->in->part_count[t];
+    int32_t *need = F->need;
+    int rc = KC_ASSIGN_OK;
+    if (release_surplus(s, G, F, t) == 0)
+        goto done;
+    for (int32_t p = 0; p < P; p++) {
+        int32_t g = b + p, pv = s->prev[g];
+        if (s->tgt[g] < 0 && pv >= 0 && need[pv] > 0 && !mismatch(s, pv, g)) {
+            s->tgt[g] = pv;
+            need[pv]--;
+        }
+    }
+    if (s->rack_aware) {
+        place_by_rack(s, F, t);
+        for (int32_t p = 0; p < P; p++) {
+            int32_t g = b + p, x = s->rdrop[g];
+            if (s->tgt[g] < 0 && x >= 0 && need[x] > 0) {
+                s->tgt[g] = x;
+                need[x]--;
+            }
+        }
+    }
+    for (int32_t p = 0, e = lo; p < P; p++) {
+        int32_t g = b + p;
+        if (s->tgt[g] >= 0)
+            continue;
+        while (e < hi && need[cx->tsub_mem[e]] == 0)
+            e++;
+        if (e == hi) {
+            rc = KC_ASSIGN_EINTERNAL;
+            goto done;
+        }
+        s->tgt[g] = cx->tsub_mem[e];
+        need[cx->tsub_mem[e]]--;
+    }
+done:
+    for (int32_t e = lo; e < hi; e++) {
+        need[cx->tsub_mem[e]] = 0;
+        F->qdrop[cx->tsub_mem[e]] = 0;
+    }
+    return rc;
+}
+
 static int general(sticky *s, kc_assign_stats *st)
 {
     kc_ctx *cx = &s->cx;
@@ -755,6 +958,7 @@ static int general(sticky *s, kc_assign_stats *st)
     int32_t M = cx->M, T = cx->T;
     int rc = KC_ASSIGN_OK;
     gstate G;
+    topic_fill F;
     G.keep = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
     G.tg = (int32_t *)calloc((size_t)cx->nsub + 1, sizeof(int32_t));
     G.load = (int64_t *)calloc((size_t)M + 1, sizeof(int64_t));
@@ -763,25 +967,24 @@ static int general(sticky *s, kc_assign_stats *st)
     int32_t *eot = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     int32_t *tstamp = (int32_t *)malloc(sizeof(int32_t) * ((size_t)T + 1));
     uint64_t *tkeys = (uint64_t *)malloc(sizeof(uint64_t) * ((size_t)T + 1));
-    int32_t *need = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
-    int32_t *qdrop = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
     int32_t R = in->n_racks;
-    int32_t *roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
-    int32_t *rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
-    int32_t *rmem = NULL;
+    F.need = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    F.qdrop = (int32_t *)calloc((size_t)M + 1, sizeof(int32_t));
+    F.roff = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
+    F.rcur = (int32_t *)calloc((size_t)R + 2, sizeof(int32_t));
+    F.rmem = NULL;
     uint8_t *matchable = NULL;
-    if (!G.keep || !G.tg || !G.load || !G.scratch || !eot || !tstamp || !tkeys || !need || !qdrop || !roff || !rcur) {
+    if (!G.keep || !G.tg || !G.load || !G.scratch || !eot || !tstamp || !tkeys || !F.need || !F.qdrop
+        || !F.roff || !F.rcur) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
     }
     int32_t maxC = 0;
-    for (int32_t t = 0; t < T; t++) {
-        tstamp[t] = -1;
+    for (int32_t t = 0; t < T; t++)
         if (cx->tsub_off[t + 1] - cx->tsub_off[t] > maxC)
             maxC = cx->tsub_off[t + 1] - cx->tsub_off[t];
-    }
-    rmem = (int32_t *)malloc(sizeof(int32_t) * ((size_t)maxC + 1));
-    if (!rmem) {
+    F.rmem = (int32_t *)malloc(sizeof(int32_t) * ((size_t)maxC + 1));
+    if (!F.rmem) {
         rc = KC_ASSIGN_ENOMEM;
         goto out;
     }
@@ -798,31 +1001,7 @@ static int general(sticky *s, kc_assign_stats *st)
         }
     }
 
-    /* keep owned partitions of still-subscribed topics on matching racks */
-    for (int32_t m = 0; m < M; m++) {
-        for (int64_t k = cx->msub_off[m]; k < cx->msub_off[m + 1]; k++) {
-            eot[cx->msub_topic[k]] = cx->msub_ent[k];
-            tstamp[cx->msub_topic[k]] = m;
-        }
-        if (!in->own_off)
-            continue;
-        for (int64_t i = in->own_off[m]; i < in->own_off[m + 1]; i++) {
-            int32_t t = in->own_topic[i], p = in->own_part[i];
-            if (!valid_claim(cx, t, p) || tstamp[t] != m)
-                continue;
-            int32_t g = cx->base[t] + p;
-            if (s->cl_owner[g] != m || s->tgt[g] == m)
-                continue;
-            if (mismatch(s, m, g) && matchable[g]) {
-                s->rdrop[g] = m;
-                G.dropped[eot[t]]++;
-                continue;
-            }
-            s->tgt[g] = m;
-            G.keep[eot[t]]++;
-            G.load[m]++;
-        }
-    }
+    general_keep_owned(s, &G, matchable, eot, tstamp);
     memcpy(G.tg, G.keep, sizeof(int32_t) * (size_t)cx->nsub);
 
     /* topics with the fewest potential members first, then by name */
@@ -850,101 +1029,8 @@ static int general(sticky *s, kc_assign_stats *st)
         st->balance_moves = moves;
 
     /* materialize counts into partitions, topic by topic */
-    for (int32_t i = 0; i < nt; i++) {
-        int32_t t = (int32_t)(tkeys[i] & 0xffffffffu);
-        int32_t lo = cx->tsub_off[t], hi = cx->tsub_off[t + 1], b = cx->base[t], P = in->part_count[t];
-        int64_t pool = 0;
-        for (int32_t e = lo; e < hi; e++) {
-            int32_t m = cx->tsub_mem[e];
-            qdrop[m] = G.keep[e] > G.tg[e] ? G.keep[e] - G.tg[e] : 0;
-            need[m] = G.tg[e] > G.keep[e] ? G.tg[e] - G.keep[e] : 0;
-        }
-        for (int32_t p = P - 1; p >= 0; p--) {
-            int32_t m = s->tgt[b + p];
-            if (m >= 0 && qdrop[m] > 0) {
-                qdrop[m]--;
-                s->tgt[b + p] = -1;
-            }
-            if (s->tgt[b + p] < 0)
-                pool++;
-        }
-        if (pool == 0)
-            goto next_topic;
-        /* previous owners (stale generations) first */
-        for (int32_t p = 0; p < P; p++) {
-            int32_t g = b + p, pv = s->prev[g];
-            if (s->tgt[g] < 0 && pv >= 0 && need[pv] > 0 && !mismatch(s, pv, g)) {
-                s->tgt[g] = pv;
-                need[pv]--;
-            }
-        }
-        /* then members on one of the partition's racks */
-        if (s->rack_aware) {
-            memset(roff, 0, sizeof(int32_t) * ((size_t)R + 2));
-            for (int32_t e = lo; e < hi; e++) {
-                int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
-                if (r >= 0 && need[m] > 0)
-                    roff[r + 1]++;
-            }
-            for (int32_t r = 0; r < R; r++)
-                roff[r + 1] += roff[r];
-            memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
-            for (int32_t e = lo; e < hi; e++) {
-                int32_t m = cx->tsub_mem[e], r = in->member_rack[m];
-                if (r >= 0 && need[m] > 0)
-                    rmem[rcur[r]++] = m;
-            }
-            memcpy(rcur, roff, sizeof(int32_t) * ((size_t)R + 1));
-            for (int32_t p = 0; p < P; p++) {
-                int32_t g = b + p;
-                if (s->tgt[g] >= 0)
-                    continue;
-                for (int64_t j = in->prack_off[g]; j < in->prack_off[g + 1]; j++) {
-                    int32_t r = in->prack[j];
-                    while (rcur[r] < roff[r + 1] && need[rmem[rcur[r]]] == 0)
-                        rcur[r]++;
-                    if (rcur[r] < roff[r + 1]) {
-                        int32_t m = rmem[rcur[r]];
-                        s->tgt[g] = m;
-                        need[m]--;
-                        break;
-                    }
-                }
-            }
-        }
-        /* rack-mismatched partitions no matching member took: back to their owner */
-        if (s->rack_aware) {
-            for (int32_t p = 0; p < P; p++) {
-                int32_t g = b + p, x = s->rdrop[g];
-                if (s->tgt[g] < 0 && x >= 0 && need[x] > 0) {
-                    s->tgt[g] = x;
-                    need[x]--;
-                }
-            }
-        }
-        /* the rest in member order */
-        {
-            int32_t e = lo;
-            for (int32_t p = 0; p < P; p++) {
-                int32_t g = b + p;
-                if (s->tgt[g] >= 0)
-                    continue;
-                while (e < hi && need[cx->tsub_mem[e]] == 0)
-                    e++;
-                if (e == hi) {
-                    rc = KC_ASSIGN_EINTERNAL;
-                    goto out;
-                }
-                s->tgt[g] = cx->tsub_mem[e];
-                need[cx->tsub_mem[e]]--;
-            }
-        }
-next_topic:
-        for (int32_t e = lo; e < hi; e++) {
-            need[cx->tsub_mem[e]] = 0;
-            qdrop[cx->tsub_mem[e]] = 0;
-        }
-    }
+    for (int32_t i = 0; i < nt && !rc; i++)
+        rc = materialize_topic(s, &G, &F, (int32_t)(tkeys[i] & 0xffffffffu));
 out:
     free(G.keep);
     free(G.tg);
@@ -954,11 +1040,11 @@ out:
     free(eot);
     free(tstamp);
     free(tkeys);
-    free(need);
-    free(qdrop);
-    free(roff);
-    free(rcur);
-    free(rmem);
+    free(F.need);
+    free(F.qdrop);
+    free(F.roff);
+    free(F.rcur);
+    free(F.rmem);
     free(matchable);
     return rc;
 }

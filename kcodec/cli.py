@@ -10,16 +10,22 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import struct
 import sys
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import kcodec
+from kcodec.framing import INT16_VERSION, read_framed
 
 from ._examples import EXAMPLES
 
-# Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)).
-_DOMAIN_CLIS = ("kcodec.offsets.cli", "kcodec.consumer.cli", "kcodec.streams.cli")
+# Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)), with
+# the optional extra each needs: (extra name, the top-level modules it installs), or None.
+_DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
+    "kcodec.offsets.cli": None,
+    "kcodec.consumer.cli": None,
+    "kcodec.kraft.cli": None,
+    "kcodec.streams.cli": None,
+}
 
 
 def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
@@ -46,17 +52,17 @@ def _unhex(text: str) -> bytes:
 def _decode_one(name: str, data: bytes, version: Optional[int], prefixed: bool,
                 newer: str, python: bool) -> dict:
     if prefixed:
-        if len(data) < 2:
-            raise kcodec.DecodeError("missing int16 version prefix", message=name, offset=0)
-        version = struct.unpack_from(">h", data)[0]
-        data = data[2:]
-    if version is None:
-        version = kcodec.spec(name).latest_version
-    r = kcodec.read(name, data, version, newer=newer)
+        f = read_framed(data, INT16_VERSION, name, newer=newer)
+        version, value, newer_than_known = f.version, f.value, f.newer_than_known
+    else:
+        if version is None:
+            version = kcodec.spec(name).latest_version
+        r = kcodec.read(name, data, version, newer=newer)
+        value, newer_than_known = r.value, r.newer_than_known
     out: dict = {"message": kcodec.spec(name).name, "version": version}
-    if r.newer_than_known:
+    if newer_than_known:
         out["newer_than_known"] = True
-    out["data"] = _jsonable(r.value) if python else kcodec.to_kafka_json(name, r.value, version)
+    out["data"] = _jsonable(value) if python else kcodec.to_kafka_json(name, value, version)
     return out
 
 
@@ -112,6 +118,11 @@ def cmd_specs(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``kcodec`` parser, every domain's subcommands included."""
+    return _build()[0]
+
+
+def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p = argparse.ArgumentParser(prog="kcodec", description="Exact, fast codecs for Kafka's coordination metadata.")
     p.add_argument("--version", action="version", version=f"kcodec {kcodec.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -134,25 +145,32 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--type", help="only specs of this type (request, coordinator-value, metadata, ...)")
     s.set_defaults(func=cmd_specs)
 
-    for modname in _DOMAIN_CLIS:
+    missing = []
+    for modname, extra in _DOMAIN_CLIS.items():
         try:
             mod = importlib.import_module(modname)
-        except ImportError:
+        except ModuleNotFoundError as e:
+            # only a missing optional extra is skipped (and said so in --help); any
+            # other import failure is a bug and surfaces
+            if extra is None or (e.name or "").split(".")[0] not in extra[1]:
+                raise
+            missing.append(f"{modname.split('.')[-2] if '.' in modname else modname}"
+                           f" (pip install 'kcodec[{extra[0]}]')")
             continue
         mod.add_subparsers(sub)
-    return p
+    if missing:
+        p.epilog = "not installed: " + ", ".join(missing)
+    return p, d
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    # Inputs may come after options (decode MSG -v 9 a.bin b.bin): argparse stops a
-    # positional list at the first option, so leftovers are taken as more inputs.
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        if getattr(args, "command", None) == "decode" and not any(x.startswith("-") and x != "-" for x in extra):
-            args.words += extra
-        else:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    parser, decode = _build()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["decode"]:
+        # inputs may come after options (decode MSG -v 9 a.bin b.bin)
+        args = decode.parse_intermixed_args(argv[1:])
+    else:
+        args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -79,6 +79,10 @@ class CodecError(KcodecError, ValueError):
     def _text(self) -> str:
         return _located(self.reason, self._where())
 
+    def relabel(self, version: int) -> "CodecError":
+        """The same error naming another version (the one on the wire)."""
+        return _rebuild(type(self), dict(self.__dict__, version=version))
+
     def __reduce__(self):  # keyword-only arguments: pickle (Spark, multiprocessing) by state
         return (_rebuild, (type(self), self.__dict__.copy()))
 

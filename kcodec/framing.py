@@ -329,10 +329,11 @@ class VersionPrefix(Frame):
 
 
 class KraftRecordFrame(Frame):
-    """``__cluster_metadata`` record framing (Kafka's MetadataRecordSerde): unsigned
-    varints frame version (0), API key (the record type), record version."""
+    """``__cluster_metadata`` record framing (Kafka's AbstractApiMessageSerde, behind
+    MetadataRecordSerde): unsigned varints frame version (1, the only one Kafka reads),
+    API key (the record type), record version."""
     name = "kraft-record"
-    FRAME_VERSION = 0
+    FRAME_VERSION = 1
 
     def read(self, r: Reader) -> FrameHeader:
         start = r.pos

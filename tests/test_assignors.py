@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pytest
 
-pytest.importorskip("kcodec._assign", reason="C assignors not built")
+pytest.importorskip("kcodec.consumer._assign", reason="C assignors not built")
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
@@ -1118,7 +1118,7 @@ def test_result_views_agree(group, strategy, version, user_data):
 
 
 def test_result_views_reject_inconsistent_arrays():
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     import kcodec
     code = kcodec.program("ConsumerProtocolAssignment", 3).code
     for fn in (lambda o, b: _assign.member_partitions(o, b, ["t"], 2),
@@ -1166,7 +1166,7 @@ rack_names = st.sampled_from(["az1", "az2", "az3", "az4", None, ""])
 @given(st.lists(st.one_of(st.none(), st.lists(st.lists(rack_names, max_size=6).map(
     lambda rs: rs if len(rs) % 2 else tuple(rs)), max_size=8)), max_size=5), st.data())
 def test_intern_racks_matches_reference(per_topic, data):
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     counts = [data.draw(st.integers(0, 10)) for _ in per_topic]
     seed = {"az2": 0}
     off, ids = _assign.intern_racks(per_topic, np.asarray(counts, dtype=np.int32), dict(seed))
@@ -1175,7 +1175,7 @@ def test_intern_racks_matches_reference(per_topic, data):
 
 
 def test_intern_racks_rejects_non_string_racks():
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     with pytest.raises(TypeError, match="racks must be str"):
         _assign.intern_racks([[["az1", 3]]], np.asarray([1], dtype=np.int32), {})
     with pytest.raises(ValueError, match="one entry per topic"):
@@ -1193,6 +1193,19 @@ def test_intern_racks_rejects_non_string_racks():
      r"partition_racks\['orders'\] must be a list of rack lists"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": [["az1"], ["az2", 7]]}, TypeError,
      r"partition_racks\['orders'\]\[1\]: racks must be str or None"),
+    # malformed owned partitions are input errors, not claims to ignore
+    ([Member("a", ["orders"], [("orders",)], 1)], {"orders": 2}, None, TypeError,
+     r"member 'a': owned partition \('orders',\): expected a \(topic, partition\) pair"),
+    ([Member("a", ["orders"], [("orders", "0")], 1)], {"orders": 2}, None, TypeError,
+     "the partition must be an int"),
+    ([Member("a", ["orders"], [(None, 0)], 1)], {"orders": 2}, None, TypeError, "the topic must be a str"),
+    ([Member("a", ["orders"], ["orders-0"], 1)], {"orders": 2}, None, TypeError, "expected a .topic, partition. pair"),
+    ([Member("a", ["orders"], [], True)], {"orders": 2}, None, TypeError, "generation must be an int or None, got bool"),
+    ([Member("a", [None])], {"orders": 2}, None, TypeError, "topic names must be str"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 3}, {"orders": [["az1"]]}, ValueError,
+     r"partition_racks\['orders'\] has 1 rack lists for 3 partitions"),
+    ([Member("a", ["orders"], rack="az1")], {"orders": 1}, {"orders": ["az1"]}, TypeError,
+     r"partition_racks\['orders'\]\[0\]: expected a list of racks, got one str"),
 ])
 def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, match):
     with pytest.raises(error, match=match):

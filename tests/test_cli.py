@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import kcodec
 from kcodec import cli
 
@@ -56,3 +58,63 @@ def test_specs_table(capsys):
 def test_console_entry_point_runs():
     r = subprocess.run([sys.executable, "-m", "kcodec.cli", "decode"], capture_output=True, text=True)
     assert r.returncode == 0 and "OffsetCommitValue" in r.stdout
+
+
+def test_decode_inputs_after_options(capsys, tmp_path):
+    data = kcodec.encode("JoinGroupRequest", {"groupId": "g", "protocolType": "consumer"}, 9)
+    (tmp_path / "a.bin").write_bytes(data)
+    (tmp_path / "b.bin").write_bytes(data)
+    rc, rows, _ = run(capsys, "decode", "JoinGroupRequest", "-v", "9",
+                      str(tmp_path / "a.bin"), "--python", str(tmp_path / "b.bin"))
+    assert rc == 0 and [r["data"]["groupId"] for r in rows] == ["g", "g"]
+
+
+def test_a_broken_domain_cli_surfaces(monkeypatch, tmp_path):
+    (tmp_path / "kc_broken_cli.py").write_text("import kc_no_such_module\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli._DOMAIN_CLIS, "kc_broken_cli", None)
+    try:
+        cli.build_parser()
+    except ModuleNotFoundError as e:
+        assert e.name == "kc_no_such_module"
+    else:
+        raise AssertionError("the import error was swallowed")
+
+
+def test_a_missing_extra_is_named(monkeypatch, tmp_path, capsys):
+    (tmp_path / "kc_extra_cli.py").write_text("import kc_optional_dep\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli._DOMAIN_CLIS, "kc_extra_cli", ("spark", ("kc_optional_dep",)))
+    assert "pip install 'kcodec[spark]'" in cli.build_parser().format_help()
+
+
+def test_python_dash_m_kcodec():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "kcodec", "specs", "--type", "coordinator-key"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "OffsetCommitKey" in out
+
+
+def test_adapters_say_which_extra_to_install(monkeypatch):
+    import builtins
+    import importlib
+    import kcodec.consumer
+    real = builtins.__import__
+
+    def no_clients(name, *a, **k):
+        if name.split(".")[0] in ("kafka", "aiokafka"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+
+    original = importlib.import_module("kcodec.consumer.adapters")
+    monkeypatch.setattr(builtins, "__import__", no_clients)
+    monkeypatch.delitem(sys.modules, "kcodec.consumer.adapters")
+    # the fresh import replaces the package attribute too: put the real module back after
+    monkeypatch.setattr(kcodec.consumer, "adapters", original)
+    adapters = importlib.import_module("kcodec.consumer.adapters")
+    assert adapters is not original
+    with pytest.raises(ImportError, match=r"pip install 'kcodec\[kafka-python\]'"):
+        adapters.CooperativeStickyAssignor
+    with pytest.raises(ImportError, match=r"kcodec\[aiokafka\]"):
+        adapters.AIOKafkaStickyAssignor

@@ -37,12 +37,12 @@ def test_newer_versions_follow_kafka():
 def test_kraft_record_frame():
     data = write_framed(KRAFT_RECORD, "TopicRecord", {"name": "t", "topicId": uuid.UUID(int=5)}, 0,
                         api_key=2)
-    assert data[:3] == b"\x00\x02\x00"
+    assert data[:3] == b"\x01\x02\x00"          # frame version 1, TopicRecord, version 0
     f = read_framed(data, KRAFT_RECORD, lambda h: {2: "TopicRecord"}.get(h.api_key))
     assert f.header.api_key == 2 and f.value["name"] == "t" and f.size == len(data)
     assert read_framed(data, KRAFT_RECORD).value is None
     with pytest.raises(DecodeError, match="frame version"):
-        read_framed(b"\x01" + data[1:], KRAFT_RECORD)
+        read_framed(b"\x00" + data[1:], KRAFT_RECORD)
 
 
 def test_in_body_version_with_latest_supported():

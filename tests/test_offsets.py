@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import kcodec
-from kcodec import records as KR
+from kcodec import log as KR
 from kcodec import offsets
 from kcodec.errors import DecodeError
 from kcodec.offsets import cli as ocli

@@ -1,4 +1,4 @@
-"""Record batch reader (csrc/kc_batch.c + kcodec.records): real broker segments, every
+"""Record batch reader (csrc/kc_batch.c + kcodec.log): real broker segments, every
 compression, headers, control records, and corrupt input (bad CRC, bad lengths, unknown
 compression, truncation), which must be reported with file + position, never dropped."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kcodec import records as KR
+from kcodec import log as KR
 
 from kcodec.errors import CorruptRecordError
 
@@ -40,18 +40,18 @@ CRC_VECTORS = [
 
 @pytest.mark.parametrize("data,crc", CRC_VECTORS)
 def test_crc32c_vectors(data, crc):
-    assert KR._records.crc32c(data) == crc
-    assert KR._records.crc32c_portable(data) == crc
+    assert KR._impl.records.crc32c(data) == crc
+    assert KR._impl.records.crc32c_portable(data) == crc
 
 
 def test_crc32c_incremental_and_unaligned():
     rnd = random.Random(7)
     data = bytes(rnd.getrandbits(8) for _ in range(5000))
-    whole = KR._records.crc32c(data)
+    whole = KR._impl.records.crc32c(data)
     for cut in (0, 1, 3, 7, 8, 9, 100, 4999):
-        assert KR._records.crc32c(data[cut:], KR._records.crc32c(data[:cut])) == whole
+        assert KR._impl.records.crc32c(data[cut:], KR._impl.records.crc32c(data[:cut])) == whole
         # unaligned starts go through the byte-at-a-time prologue
-        assert KR._records.crc32c(memoryview(data)[cut:]) == KR._records.crc32c_portable(data[cut:])
+        assert KR._impl.records.crc32c(memoryview(data)[cut:]) == KR._impl.records.crc32c_portable(data[cut:])
 
 
 # --------------------------------------------------------------------------- real segments
@@ -241,7 +241,7 @@ def test_unknown_compression_skipped():
     a, b, c = _three()
     bad = bytearray(b)
     struct.pack_into(">h", bad, 21, 6)
-    struct.pack_into(">I", bad, 17, KR._records.crc32c(bytes(bad[21:])))
+    struct.pack_into(">I", bad, 17, KR._impl.records.crc32c(bytes(bad[21:])))
     batches = list(KR.iter_batches(a + bytes(bad) + c))
     assert [x.error.reason if x.error else None for x in batches] == [None, "unknown_compression", None]
 
@@ -251,7 +251,7 @@ def test_corrupt_compressed_payload_reported():
     good = KR.encode_batch([(b"k", b"v" * 100)], compression=4)
     bad = bytearray(good)
     bad[70:80] = bytes(10)
-    struct.pack_into(">I", bad, 17, KR._records.crc32c(bytes(bad[21:])))
+    struct.pack_into(">I", bad, 17, KR._impl.records.crc32c(bytes(bad[21:])))
     (b,) = list(KR.iter_batches(bytes(bad)))
     assert b.error is not None and b.error.reason in ("decompression_failed", "bad_records",
                                                       "record_count_mismatch")
@@ -260,7 +260,7 @@ def test_corrupt_compressed_payload_reported():
 def test_bad_record_inside_batch():
     data = bytearray(KR.encode_batch([(b"key", b"value")]))
     data[61] = 0x7F            # record length varint: far beyond the batch
-    struct.pack_into(">I", data, 17, KR._records.crc32c(bytes(data[21:])))
+    struct.pack_into(">I", data, 17, KR._impl.records.crc32c(bytes(data[21:])))
     (b,) = list(KR.iter_batches(bytes(data)))
     assert b.error.reason == "bad_records" and "record size" in b.error.message
 
@@ -268,7 +268,7 @@ def test_bad_record_inside_batch():
 def test_record_count_mismatch():
     data = bytearray(KR.encode_batch([(b"key", b"value"), (b"k", None)]))
     struct.pack_into(">i", data, 57, 5)
-    struct.pack_into(">I", data, 17, KR._records.crc32c(bytes(data[21:])))
+    struct.pack_into(">I", data, 17, KR._impl.records.crc32c(bytes(data[21:])))
     (b,) = list(KR.iter_batches(bytes(data)))
     assert b.error.reason == "record_count_mismatch" and len(b.records) == 2
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kcodec import records as KR
-from kcodec.offsets import columns as _columns
+from kcodec import log as KR
+from kcodec.log import _impl, _records_py
 
 from .test_records import *  # noqa: F401,F403  (collected again here, on the twin)
 from .test_offsets import (test_columnar_fold_equals_record_fold,  # noqa: F401
@@ -15,25 +15,24 @@ from .test_offsets import (test_columnar_fold_equals_record_fold,  # noqa: F401
 
 @pytest.fixture(autouse=True)
 def _python_twin(monkeypatch):
-    monkeypatch.setattr(KR, "_records", KR._PyRecords)
-    monkeypatch.setattr(_columns, "_records", KR._PyRecords)
+    monkeypatch.setattr(_impl, "records", _records_py)
     yield
 
 
 def test_twin_is_active():
-    assert KR._records is KR._PyRecords
+    assert _impl.records is _records_py
 
 
 def test_twin_matches_c_scanner():
-    if not KR.NATIVE_RECORDS:
+    if not KR.NATIVE:
         pytest.skip("C extension not built")
-    from kcodec import _records as C
+    from kcodec.log import _records as C
     data = b"".join(KR.encode_batch([(b"k%d" % j, b"v" * j) for j in range(j + 1)],
                                     base_offset=10 * j, base_timestamp=j) for j in range(6))
     data = data[:-7]
     for final in (True, False):
         c = C.scan(data, True, final)
-        p = KR._PyRecords.scan(data, True, final)
+        p = _records_py.scan(data, True, final)
         assert c[0] == p[0]
         assert c[1].tobytes() == p[1].tobytes()
         assert c[2].tobytes() == p[2].tobytes()

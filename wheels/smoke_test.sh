@@ -16,7 +16,10 @@ assert kcodec.NATIVE, "the wheel's C engine did not import"
 v = kcodec.decode("OffsetCommitValue", bytes.fromhex("000000000000000affffffff01000001a202d8c8cf00"), 4)
 assert v["offset"] == 10 and v["leaderEpoch"] == -1, v
 # the C record-batch parser and the C assignors are in the wheel too
-from kcodec import _assign, _records  # noqa: F401
+from kcodec.consumer import _assign  # noqa: F401
+from kcodec.log import _records  # noqa: F401
+import kcodec.log
+assert kcodec.log.NATIVE, "the wheel's record-batch scanner did not import"
 from kcodec.consumer import Member, assign, decode_assignment
 r = assign("cooperative-sticky", [Member("a", ["t"]), Member("b", ["t"])], {"t": 4})
 assert decode_assignment(r.encoded()["a"]).partitions == r.assignment()["a"], r.assignment()

@@ -240,3 +240,19 @@ if _AIOAbstract is not None:
             return encode_sticky_user_data(cls.member_assignment, cls.generation, form="java")
 
     __all__ += ["AIOKafkaRangeAssignor", "AIOKafkaRoundRobinAssignor", "AIOKafkaStickyAssignor"]
+
+
+# Which client each adapter needs, so that a missing client says what to install instead of
+# "cannot import name".
+_NEEDS = {**{n: ("kafka-python", "kafka-python") for n in
+             ("RangeAssignor", "RoundRobinAssignor", "StickyAssignor", "CooperativeStickyAssignor")},
+          **{n: ("aiokafka", "aiokafka") for n in
+             ("AIOKafkaRangeAssignor", "AIOKafkaRoundRobinAssignor", "AIOKafkaStickyAssignor")}}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NEEDS:
+        client, extra = _NEEDS[name]
+        raise ImportError(f"{name} is an adapter for {client}, which is not installed: "
+                          f"pip install 'kcodec[{extra}]'", name=name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,15 +25,16 @@ from __future__ import annotations
 import enum
 import gc
 import numbers
-import struct
 from dataclasses import dataclass, field
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union)
 
 import numpy as np
 
+from kcodec._java import java_string_key
 from kcodec.errors import KcodecError
+from kcodec.framing import Reader
 
-from .protocol import (Subscription, TopicPartition, decode_sticky_user_data, java_string_key)
+from .protocol import Subscription, TopicPartition, decode_sticky_user_data
 
 __all__ = [
     "STRATEGIES", "Member", "AssignmentResult", "assign", "assign_arrays", "member_from_subscription",
@@ -125,7 +126,9 @@ def member_from_subscription(member_id: str, sub: Subscription, strategy: str) -
         ud = decode_sticky_user_data(sub.user_data)
         owned, gen = ud.partitions, ud.generation
     elif strategy == "cooperative-sticky" and gen is None and sub.user_data is not None:
-        gen = struct.unpack_from(">i", sub.user_data)[0] if len(sub.user_data) >= 4 else -1
+        # CooperativeStickyAssignor's user data: an int32 generation (unreadable: -1)
+        r = Reader(sub.user_data)
+        gen = r.int32("generation") if r.remaining >= 4 else -1
     return Member(member_id, list(sub.topics), list(owned), gen, sub.rack_id, sub.group_instance_id)
 
 
@@ -141,13 +144,6 @@ def _member_order(members: Sequence[Member], strategy: str) -> List[int]:
         def key(i: int) -> Tuple[int, bytes]:
             return (0, java_string_key(members[i].member_id))
     return sorted(range(len(members)), key=key)
-
-
-def java_hashmap_order(keys: Sequence[str]) -> List[int]:
-    """Indexes of ``keys`` in the order a ``java.util.HashMap`` built by inserting them (in
-    the given order, default capacity) iterates them: by bucket, then insertion order."""
-    from kcodec import _assign
-    return _assign.java_hashmap_order(list(keys)).tolist()
 
 
 def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: str) -> List[Member]:
@@ -177,7 +173,8 @@ def _check_member(m: Member) -> None:
         raise TypeError(f"member id must be str, got {type(m.member_id).__name__}")
     if isinstance(m.topics, (str, bytes)):
         raise TypeError(f"member {m.member_id!r}: topics must be a list of topic names, not one {type(m.topics).__name__}")
-    if m.generation is not None and not isinstance(m.generation, numbers.Integral):
+    if m.generation is not None and (not isinstance(m.generation, numbers.Integral)
+                                     or isinstance(m.generation, bool)):
         raise TypeError(f"member {m.member_id!r}: generation must be an int or None, got {type(m.generation).__name__}")
     if m.rack is not None and not isinstance(m.rack, str):
         raise TypeError(f"member {m.member_id!r}: rack must be str or None, got {type(m.rack).__name__}")
@@ -209,7 +206,7 @@ class AssignmentResult:
 
     # ---- views
     def _lists(self, arr: np.ndarray, by_topic: bool = False) -> Dict[str, Any]:
-        from kcodec import _assign
+        from kcodec.consumer import _assign
         lists = _assign.member_partitions(arr, self.base, self.topics, len(self.member_ids), TopicPartition, by_topic)
         return dict(zip(self.member_ids, lists))
 
@@ -233,7 +230,7 @@ class AssignmentResult:
         engine straight from the owner array (no Python object per partition); partitions
         grouped per topic, topics in Java String order."""
         import kcodec
-        from kcodec import _assign
+        from kcodec.consumer import _assign
         from .protocol import Assignment, encode_assignment
         if not 0 <= version:
             raise ValueError("version must be >= 0")
@@ -270,7 +267,7 @@ class AssignmentResult:
         """Every owned-partition claim as (member index, global partition or -1 when the
         topic or partition does not exist, position in the member's owned list)."""
         if self._owned_arrays is None:
-            from kcodec import _assign
+            from kcodec.consumer import _assign
             self._owned_arrays = _assign.intern_pairs([list(o) for o in self.owned],
                                                       {t: i for i, t in enumerate(self.topics)}, True)
         off, ot, op = self._owned_arrays
@@ -357,7 +354,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             partitions_per_topic: Mapping[str, int],
             partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]],
             prefer_rack_aware: bool, java_order: bool) -> AssignmentResult:
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     ms = _as_members(members, strategy)
     ids = [m.member_id for m in ms]
     if len(set(ids)) != len(ids):
@@ -398,7 +395,7 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         if m.rack:
             mrack[i] = racks.setdefault(m.rack, len(racks))
     owned = [m.owned_partitions if isinstance(m.owned_partitions, list) else list(m.owned_partitions) for m in ms]
-    own_off, own_t, own_p = _assign.intern_pairs(owned, tid, True)
+    own_off, own_t, own_p = _assign.intern_pairs(owned, tid, True, [m.member_id for m in ms])
 
     prack_off = prack = None
     if partition_racks is not None and racks:
@@ -407,10 +404,14 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
             if per is not None and (isinstance(per, (str, bytes)) or not isinstance(per, Sequence)):
                 raise TypeError(f"partition_racks[{t!r}] must be a list of rack lists (one per partition), "
                                 f"got {type(per).__name__}")
+            if per is not None and len(per) != counts[tid[t]]:
+                raise ValueError(f"partition_racks[{t!r}] has {len(per)} rack lists for "
+                                 f"{counts[tid[t]]} partitions (one per partition)")
         prack_off, prack = _assign.intern_racks(per_topic, counts, racks, topics)
 
     visit = None
     if java_order and strategy in ("sticky", "cooperative-sticky") and len(ms) > 1:
+        # the compiled twin of kcodec._java.java_hashmap_order (tests/test_java.py: equal)
         visit = _assign.java_hashmap_order([m.member_id for m in ms])
     owner, target, stats = assign_arrays(
         strategy, len(ms), counts, sub_off, sub_topic, own_off, own_t, own_p,
@@ -426,7 +427,7 @@ def assign_arrays(strategy: str, n_members: int, part_count: Any, sub_off: Any, 
                   prefer_rack_aware: bool = False,
                   visit_order: Any = None) -> Tuple[np.ndarray, np.ndarray, Dict[str, Any]]:
     """The array-level entry point (ids already interned; see ``csrc/kc_assign.h``)."""
-    from kcodec import _assign
+    from kcodec.consumer import _assign
     return _assign.assign(strategy, n_members, part_count, sub_off, sub_topic, own_off, own_topic,
                           own_part, generation, member_rack, n_racks, prack_off, prack, prefer_rack_aware,
                           visit_order)

@@ -18,7 +18,8 @@ def _fmt(parts: List[str], limit: int = 12) -> str:
     return ", ".join(parts[:limit]) + f", ... (+{len(parts) - limit})"
 
 
-def cmd_assign(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import outlives redirections
     try:
         try:
             if args.scenario == "-":

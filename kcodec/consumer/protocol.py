@@ -18,12 +18,13 @@ Kafka's Java client writes (no version prefix) and the form kafka-python 3.x wri
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import kcodec
+from kcodec._java import java_string_key
 from kcodec.errors import DecodeError, EncodeError
+from kcodec.framing import INT16_VERSION, Reader, Writer, read_framed, write_framed
 
 __all__ = [
     "TopicPartition", "Subscription", "Assignment", "StickyUserData",
@@ -46,11 +47,6 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
-def java_string_key(s: str) -> bytes:
-    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units)."""
-    return s.encode("utf-16-be", "surrogatepass")
-
-
 @dataclass
 class Subscription:
     """A member's subscription (``ConsumerProtocolSubscription``)."""
@@ -71,18 +67,6 @@ class Assignment:
     version: int = LATEST_VERSION
 
 
-def _prefix(data: Any, what: str, name: str) -> Tuple[int, memoryview]:
-    mv = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
-    if mv.nbytes < 2:
-        raise DecodeError("buffer underflow while parsing consumer protocol's header",
-                          message=name, path="Version", offset=0)
-    version = struct.unpack_from(">h", mv, 0)[0]
-    if version < 0:
-        raise DecodeError(f"unsupported {what} version: {version}", message=name,
-                          version=version, path="Version", offset=0)
-    return version, mv[2:]
-
-
 class RawMessage(NamedTuple):
     """Consumer-protocol bytes exactly as read: for byte-exact rewriting of what any client
     wrote (topic order, an empty rack string, trailing bytes of a newer version)."""
@@ -93,31 +77,28 @@ class RawMessage(NamedTuple):
     trailing: bytes            # bytes after the body (ignored by Kafka)
 
 
-def _read_raw(data: Any, what: str, name: str) -> RawMessage:
-    version, body = _prefix(data, what, name)
-    parse = min(version, LATEST_VERSION)
-    try:
-        r = kcodec.read(name, bytes(body), parse, trailing="allow")
-    except DecodeError as e:
-        raise DecodeError(e.reason, message=name, version=parse, path=e.path,
-                          offset=None if e.offset is None else e.offset + 2) from None
-    return RawMessage(name, version, parse, r.value, r.trailing)
+def _read_raw(data: Any, name: str) -> RawMessage:
+    # Kafka's ConsumerProtocol: a prefix above the newest known version is read with the
+    # newest layout, and whatever follows the body is ignored
+    f = read_framed(data, INT16_VERSION, name, newer="latest", trailing="allow")
+    return RawMessage(name, f.version, f.parsed_version, f.value, f.trailing)  # type: ignore[arg-type]
 
 
 def read_subscription_raw(data: bytes) -> RawMessage:
     """Read subscription bytes without interpreting them (see :class:`RawMessage`)."""
-    return _read_raw(data, "subscription", _SUB)
+    return _read_raw(data, _SUB)
 
 
 def read_assignment_raw(data: bytes) -> RawMessage:
     """Read assignment bytes without interpreting them (see :class:`RawMessage`)."""
-    return _read_raw(data, "assignment", _ASG)
+    return _read_raw(data, _ASG)
 
 
 def write_raw(raw: RawMessage) -> bytes:
     """The bytes :func:`read_subscription_raw` / :func:`read_assignment_raw` read."""
-    return (struct.pack(">h", raw.version) + kcodec.encode(raw.schema, raw.value, raw.parsed_version)
-            + bytes(raw.trailing))
+    w = Writer()
+    INT16_VERSION.write(w, raw.version)
+    return w.raw(kcodec.encode(raw.schema, raw.value, raw.parsed_version)).raw(raw.trailing).getvalue()
 
 
 def decode_subscription(data: bytes) -> Subscription:
@@ -178,7 +159,7 @@ def encode_subscription(sub: Subscription, version: int = LATEST_VERSION, *, sor
         value["generationId"] = -1 if sub.generation_id is None else sub.generation_id
     if v >= 3:
         value["rackId"] = sub.rack_id
-    return struct.pack(">h", v) + kcodec.encode(_SUB, value, v)
+    return write_framed(INT16_VERSION, _SUB, value, v)
 
 
 def decode_assignment(data: bytes) -> Assignment:
@@ -204,7 +185,7 @@ def encode_assignment(asg: Assignment, version: int = LATEST_VERSION) -> bytes:
         "assignedPartitions": [{"topic": t, "partitions": by_topic[t]} for t in order],
         "userData": None if asg.user_data is None else bytes(asg.user_data),
     }
-    return struct.pack(">h", v) + kcodec.encode(_ASG, value, v)
+    return write_framed(INT16_VERSION, _ASG, value, v)
 
 
 # --------------------------------------------------------------- StickyAssignor user data
@@ -222,49 +203,21 @@ class StickyUserData:
     form: Optional[str] = "java"
 
 
-class _Short(Exception):
-    pass
-
-
-def _read_sticky_body(buf: memoryview, pos: int, version: int) -> Tuple[List[TopicPartition], Optional[int], int]:
-    n = len(buf)
-
-    def need(k: int) -> None:
-        if pos + k > n:
-            raise _Short()
-
-    need(4)
-    count = struct.unpack_from(">i", buf, pos)[0]
-    pos += 4
-    if count < 0 or count > (n - pos) // 6:   # each topic takes at least 6 bytes
-        raise _Short()
+def _read_sticky_body(r: Reader, version: int) -> Tuple[List[TopicPartition], Optional[int]]:
+    """The body after any prefix: int32 topic count, then per topic a string and an int32
+    array of partitions; v1 ends with the int32 generation."""
+    count = r.int32("topics")
+    if count < 0 or count > r.remaining // 6:   # each topic takes at least 6 bytes
+        raise r.fail(f"invalid topic count {count}", "topics")
     parts: List[TopicPartition] = []
-    for _ in range(count):
-        need(2)
-        slen = struct.unpack_from(">h", buf, pos)[0]
-        pos += 2
-        if slen < 0:
-            raise _Short()
-        need(slen)
-        try:
-            topic = bytes(buf[pos:pos + slen]).decode("utf-8")
-        except UnicodeDecodeError:
-            raise _Short()
-        pos += slen
-        need(4)
-        np_ = struct.unpack_from(">i", buf, pos)[0]
-        pos += 4
-        if np_ < 0 or np_ > (n - pos) // 4:
-            raise _Short()
-        for i in range(np_):
-            parts.append(TopicPartition(topic, struct.unpack_from(">i", buf, pos + 4 * i)[0]))
-        pos += 4 * np_
-    gen: Optional[int] = None
-    if version >= 1:
-        need(4)
-        gen = struct.unpack_from(">i", buf, pos)[0]
-        pos += 4
-    return parts, gen, pos
+    for i in range(count):
+        topic = r.string16(f"topics[{i}].topic", nullable=False)
+        n = r.int32(f"topics[{i}].partitions")
+        if n < 0 or n > r.remaining // 4:
+            raise r.fail(f"invalid partition count {n}", f"topics[{i}].partitions")
+        parts += [TopicPartition(topic, r.int32()) for _ in range(n)]  # type: ignore[arg-type]
+    gen = r.int32("generation") if version >= 1 else None
+    return parts, gen
 
 
 def decode_sticky_user_data(data: Optional[bytes]) -> StickyUserData:
@@ -276,25 +229,20 @@ def decode_sticky_user_data(data: Optional[bytes]) -> StickyUserData:
     """
     if not data:
         return StickyUserData([], None, 0, None)
-    buf = memoryview(bytes(data))
-    n = len(buf)
+    buf = bytes(data)
     lenient = None
-    for form, version, start in (("java", 1, 0), ("kafka-python", None, 2), ("java", 0, 0)):
+    for form, version in (("java", 1), ("kafka-python", None), ("java", 0)):
+        r = Reader(buf, message="StickyAssignorUserData")
         try:
-            if version is None:
-                if n < 2:
+            ver = version
+            if ver is None:
+                ver = INT16_VERSION.read(r).version
+                if ver > 1:
                     continue
-                v = struct.unpack_from(">h", buf, 0)[0]
-                if v not in (0, 1):
-                    continue
-                parts, gen, end = _read_sticky_body(buf, start, v)
-                ver = v
-            else:
-                parts, gen, end = _read_sticky_body(buf, start, version)
-                ver = version
-        except _Short:
+            parts, gen = _read_sticky_body(r, ver)
+        except DecodeError:
             continue
-        if end == n:
+        if not r.remaining:
             return StickyUserData(parts, gen, ver, form)
         if lenient is None and form == "java":
             lenient = StickyUserData(parts, gen, ver, form)
@@ -317,20 +265,19 @@ def encode_sticky_user_data(partitions: Iterable[Tuple[str, int]], generation: O
             by_topic[topic] = []
             order.append(topic)
         by_topic[topic].append(int(p))
-    out = [struct.pack(">i", len(order))]
-    for t in order:
-        tb = t.encode("utf-8")
-        if len(tb) > 32767:
-            raise EncodeError(f"topic name too long ({len(tb)} bytes)")
-        out.append(struct.pack(">h", len(tb)) + tb)
-        ps = by_topic[t]
-        out.append(struct.pack(f">i{len(ps)}i", len(ps), *ps))
-    version = 0 if generation is None else 1
-    if version == 1:
-        out.append(struct.pack(">i", generation))
-    body = b"".join(out)
-    if form == "kafka-python":
-        return struct.pack(">h", version) + body
-    if form != "java":
+    if form not in ("java", "kafka-python"):
         raise ValueError("form must be 'java' or 'kafka-python'")
-    return body
+    version = 0 if generation is None else 1
+    w = Writer()
+    if form == "kafka-python":
+        INT16_VERSION.write(w, version)
+    w.int32(len(order), "topics")
+    for t in order:
+        w.string16(t, "topic")
+        ps = by_topic[t]
+        w.int32(len(ps), "partitions")
+        for p in ps:
+            w.int32(p, "partitions")
+    if version == 1:
+        w.int32(generation, "generation")  # type: ignore[arg-type]
+    return w.getvalue()

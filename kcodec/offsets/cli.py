@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import sys
-import time
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
@@ -17,42 +16,29 @@ __all__ = ["add_subparsers", "main", "Progress"]
 
 
 class Progress:
-    """A tiny progress bar on stderr (bytes read of the total), shown when stderr is a
-    TTY or when forced; redrawn at most 10 times a second."""
+    """A tqdm progress bar on stderr (bytes read of the total), shown when stderr is a
+    TTY or when forced.  :meth:`update` takes the absolute position."""
 
     def __init__(self, total: int, enabled: Optional[bool] = None, stream: TextIO = sys.stderr) -> None:
-        self.total = max(total, 1)
-        self.stream = stream
+        from tqdm import tqdm
         self.enabled = stream.isatty() if enabled is None else enabled
-        self.done = 0
-        self.start = time.monotonic()
-        self._last = 0.0
+        self.bar = tqdm(total=max(total, 1), file=stream, disable=not self.enabled, unit="B",
+                        unit_scale=True, mininterval=0.1, dynamic_ncols=True,
+                        bar_format="{percentage:5.1f}% |{bar}| {n_fmt}/{total_fmt} "
+                                   "[{elapsed}<{remaining}, {rate_fmt}]")
 
     def update(self, done: int) -> None:
-        self.done = done
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.1 and done < self.total:
-            return
-        self._last = now
-        frac = min(done / self.total, 1.0)
-        width = 30
-        fill = int(frac * width)
-        rate = done / max(now - self.start, 1e-9) / 1e6
-        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}% "
-                          f"{done / 1e6:,.1f}/{self.total / 1e6:,.1f} MB {rate:,.1f} MB/s")
-        self.stream.flush()
+        if self.enabled:
+            self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
         if self.enabled:
-            self.update(self.total)
-            self.stream.write("\n")
-            self.stream.flush()
+            self.update(self.bar.total)
+        self.bar.close()
 
 
 def _files(paths: List[str]) -> List[str]:
-    from kcodec.records import log_files
+    from kcodec.log import log_files
     out: List[str] = []
     for p in paths:
         if not os.path.exists(p):
@@ -98,7 +84,7 @@ def _jsonable(o: Any) -> Any:
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    from kcodec.records import parse_control_record
+    from kcodec.log import parse_control_record
     from .records import to_json
     bad = 0
     for batch, rec, dec in _decoded(args.paths, args.progress):

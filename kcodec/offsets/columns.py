@@ -1,11 +1,14 @@
 """Columnar ``__consumer_offsets`` decoding: the fast path for big logs.
 
-Offset commits (the bulk of any ``__consumer_offsets`` log) are split and decoded in C
-(:func:`kcodec._records.offset_commit_columns`) straight from the segment buffer into
-columns; every other record (group metadata, KIP-848/share/streams records, offset
-commits with tagged fields or newer versions, non-ASCII names) goes through the generic
-spec engine (:func:`kcodec.offsets.records.decode_record`) and is returned as objects.
-Tests check that both paths agree record for record.
+Offset commits (the bulk of any ``__consumer_offsets`` log) are bulk-decoded by the
+generic spec engine (:func:`kcodec.arrow.decode_program`) straight from the segment
+buffer: the record type and value version of every record are read vectorised, then the
+keys and each value version's values go through the column decoder as record slices
+(skipping the int16 version prefix).  Every other record (group metadata,
+KIP-848/share/streams records, commits with a topic id or unknown tagged fields, newer
+versions, anything that does not decode) goes through
+:func:`kcodec.offsets.records.decode_record` and is returned as objects.  Tests check
+that both paths agree record for record.
 """
 from __future__ import annotations
 
@@ -13,12 +16,13 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from kcodec import records as _KR
-from kcodec.records import _records
-from .records import decode_record
+import kcodec
+from kcodec import log as _KR
+from .records import _value_schema, decode_record, record_types
 
-try:  # pyarrow is optional: strings come back as Arrow arrays when it is there
+try:  # pyarrow is optional: without it every record takes the generic path
     import pyarrow as _pa
+    from kcodec import arrow as _KA
 except ImportError:  # pragma: no cover
     _pa = None
 
@@ -29,17 +33,137 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
         "commit_timestamp", "expire_timestamp")
 
 
-def _strings(pair: Tuple[np.ndarray, np.ndarray], n: int) -> Any:
-    offs, data = pair
-    if _pa is not None:
-        return _pa.StringArray.from_buffers(n, _pa.py_buffer(offs), _pa.py_buffer(data))
-    b = data.tobytes()
-    o = offs.tolist()
-    return [b[o[i]:o[i + 1]].decode("ascii") for i in range(n)]
+def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The big-endian int16 at each position (-1 where fewer than 2 bytes)."""
+    b = np.frombuffer(buf, np.uint8)
+    ok = length >= 2
+    if len(b) < 2:
+        return np.full(len(pos), -1, np.int16)
+    p = np.where(ok, pos, 0)
+    v = ((b[p].astype(np.uint16) << 8) | b[np.minimum(p + 1, len(b) - 1)]).view(np.int16)
+    return np.where(ok, v, np.int16(-1))
+
+
+def _commit_types() -> Dict[int, Any]:
+    """Record types whose key is (group, topic, partition) and whose value is an offset
+    commit: the columns' kinds 0 and 1."""
+    return {t: info for t, info in record_types().items()
+            if info.name in ("OffsetCommit", "LegacyOffsetCommit")}
+
+
+def _ok(batch: Any) -> np.ndarray:
+    err = batch.column(batch.num_columns - 1)
+    if err.null_count == len(err):
+        return np.ones(len(err), bool)
+    return err.is_null().to_numpy(zero_copy_only=False)
+
+
+def _values(col: Any, dtype: Any, width: int = 1) -> np.ndarray:
+    """A fixed-width column's values, zero copy (error rows hold 0)."""
+    return np.frombuffer(col.buffers()[1], dtype)[col.offset * width:(col.offset + len(col)) * width]
+
+
+def _text(col: Any) -> Any:
+    """A string column with its nulls (rows that are not commits) read as ""."""
+    return _pa.Array.from_buffers(_pa.string(), len(col), [None] + col.buffers()[1:], offset=col.offset)
+
+
+class _Strings:
+    """A string column over the chunk's rows ("" elsewhere), from the columns of one or
+    more (record type, version) decodes of some of its rows."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.parts: List[Any] = []
+        self.where = np.full(n, -1, np.int64)
+        self.count = 0
+
+    def put(self, col: Any, take: np.ndarray, rows: np.ndarray) -> None:
+        """Rows `rows` of the chunk are cells `take` of `col`."""
+        self.parts.append(col)
+        self.where[rows] = take + self.count
+        self.count += len(col)
+
+    def array(self) -> Any:
+        if not self.parts:
+            return _text(_pa.nulls(self.n, _pa.string()))
+        src = _pa.concat_arrays(self.parts) if len(self.parts) > 1 else self.parts[0]
+        missing = self.where < 0
+        return _text(src.take(_pa.array(self.where, mask=missing if missing.any() else None)))
+
+
+_NUMBERS = (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
+            ("commitTimestamp", "commit_timestamp"), ("expireTimestamp", "expire_timestamp"))
+
+
+def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
+    """Rows without a topic id or unknown tagged fields: the others keep them on the
+    generic path."""
+    names = vb.schema.names
+    if "topicId" in names:
+        good &= ~_values(vb.column("topicId"), np.uint8, 16).reshape(-1, 16).any(axis=1)
+    if _KA.UNKNOWN_TAGS_KEY in names:
+        col = vb.column(_KA.UNKNOWN_TAGS_KEY)
+        off = np.frombuffer(col.buffers()[1], np.int32)[col.offset:col.offset + len(col) + 1]
+        good &= np.diff(off) == 0
+    return good
+
+
+def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
+    """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns."""
+    n = len(recs)
+    kp, kl = np.ascontiguousarray(recs["key_pos"]), np.ascontiguousarray(recs["key_len"])
+    vp, vl = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+    key_type = _int16_at(buf, kp, kl)
+    out: Dict[str, Any] = {
+        "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
+        "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
+        "offset": np.zeros(n, np.int64), "leader_epoch": np.full(n, -1, np.int32),
+        "commit_timestamp": np.zeros(n, np.int64), "expire_timestamp": np.full(n, -1, np.int64),
+    }
+    if _pa is None:
+        out["group"] = out["topic"] = out["metadata"] = [""] * n
+        return out
+    group, topic, meta = _Strings(n), _Strings(n), _Strings(n)
+    kind = out["kind"]
+    all_vv = _int16_at(buf, vp, vl)
+    for rtype, info in _commit_types().items():
+        rows = np.flatnonzero(~control & (key_type == rtype))
+        if not len(rows):
+            continue
+        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp[rows], kl[rows]), skip=2)
+        keys = np.flatnonzero(_ok(kb))
+        rows = rows[keys]
+        out["partition"][rows] = _values(kb.column("partition"), np.int32)[keys]
+        rvl = vl[rows]
+        kind[rows[rvl < 0]] = KIND_TOMBSTONE
+        has = rvl >= 2
+        vv = all_vv[rows]
+        for v in np.unique(vv[has]).tolist():
+            schema = _value_schema(rtype, info, v) if v >= 0 else None
+            if schema is None or v > kcodec.spec(schema).valid_versions.highest:
+                continue        # newer than known: the generic path reads it with newer="latest"
+            vrows = rows[(vv == v) & has]
+            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp[vrows], vl[vrows]), skip=2)
+            idx = np.flatnonzero(_plain_commits(vb, _ok(vb)))
+            vrows = vrows[idx]
+            kind[vrows] = KIND_COMMIT
+            out["value_version"][vrows] = v
+            names = vb.schema.names
+            for name, key in _NUMBERS:
+                if name in names:
+                    out[key][vrows] = _values(vb.column(name), out[key].dtype)[idx]
+            meta.put(vb.column("metadata"), idx, vrows)
+        # group and topic of the commits and their tombstones; "" on other rows
+        sel = (kind[rows] == KIND_COMMIT) | (kind[rows] == KIND_TOMBSTONE)
+        group.put(kb.column("group"), keys[sel], rows[sel])
+        topic.put(kb.column("topic"), keys[sel], rows[sel])
+    out["group"], out["topic"], out["metadata"] = group.array(), topic.array(), meta.array()
+    return out
 
 
 def _decode_part(buf: Any, recs: np.ndarray, control: np.ndarray) -> Tuple[Dict[str, Any], List[Tuple[int, Any]]]:
-    cols = _records.offset_commit_columns(buf, recs)
+    cols = _commit_columns(buf, recs, control)
     kind = cols["kind"]
     kind[control] = KIND_CONTROL
     others: List[Tuple[int, Any]] = []
@@ -54,11 +178,10 @@ def _decode_part(buf: Any, recs: np.ndarray, control: np.ndarray) -> Tuple[Dict[
     cols["control"] = ctl
     idx = np.flatnonzero(kind == KIND_OTHER)
     if len(idx):
-        for i in idx.tolist():
-            r = recs[i]
-            kp, kl, vp, vl = int(r["key_pos"]), int(r["key_len"]), int(r["value_pos"]), int(r["value_len"])
-            key = bytes(mv[kp:kp + kl]) if kl >= 0 else None
-            val = bytes(mv[vp:vp + vl]) if vl >= 0 else None
+        sel = recs[idx]
+        keys = _KR.slices(buf, sel["key_pos"], sel["key_len"])
+        vals = _KR.slices(buf, sel["value_pos"], sel["value_len"])
+        for i, key, val in zip(idx.tolist(), keys, vals):
             others.append((i, decode_record(key, val, errors="report")))  # type: ignore[arg-type]
     return cols, others
 
@@ -80,7 +203,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     maxb = kwargs.pop("max_batch_size", _KR.DEFAULT_MAX_BATCH)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
-    for ch in _KR._chunks(source, verify, chunk, maxb):
+    for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
         for buf, recs in parts:
@@ -97,8 +220,8 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                 "batch_producer_id": ch.batches["producer_id"][recs["batch_index"]],
                 "batch_attributes": ch.batches["attributes"][recs["batch_index"]],
                 "kind": cols["kind"],
-                "group": _strings(cols["group"], n), "topic": _strings(cols["topic"], n),
-                "metadata": _strings(cols["metadata"], n),
+                "group": cols["group"], "topic": cols["topic"],
+                "metadata": cols["metadata"],
                 "commit_offset": cols["offset"], "other": others, "control": cols["control"],
             }
             for k in _NUM:
@@ -121,7 +244,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                 res["kind"].append(cols["kind"])
                 res["commit_offset"].append(cols["offset"])
                 for k in ("group", "topic", "metadata"):
-                    res[k].append(_strings(cols[k], n))
+                    res[k].append(cols[k])
                 for k in _NUM:
                     if k != "offset":
                         res[k].append(cols[k])

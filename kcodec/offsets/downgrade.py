@@ -56,6 +56,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from kcodec import versions as _versions
+from kcodec.framing import Writer
+
 from .records import OffsetsRecord, unknown_tagged_fields
 
 __all__ = ["parse_version", "check", "DowngradeReport", "Finding", "KNOWN_VERSIONS",
@@ -65,13 +68,9 @@ Version = Tuple[int, int, int]
 
 
 def parse_version(s: str) -> Version:
-    """``"3.9"`` / ``"3.9.1"`` / ``"0.10.1"`` -> a comparable tuple."""
-    parts = [int(p) for p in str(s).strip().split("-")[0].split(".") if p != ""]
-    if not parts or len(parts) > 3:
-        raise ValueError(f"not a Kafka version: {s!r}")
-    while len(parts) < 3:
-        parts.append(0)
-    return parts[0], parts[1], parts[2]
+    """``"3.9"`` / ``"3.9.1"`` / ``"0.10.1"`` / ``"3.7-IV4"`` -> the release as a comparable
+    tuple (a metadata.version name gives its release line; see :mod:`kcodec.versions`)."""
+    return _versions.parse_version(s).release
 
 
 # record type -> (first release that knows it, first release whose layout matches 4.1)
@@ -227,7 +226,6 @@ def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
     """:func:`check` over :func:`kcodec.offsets.columns.iter_offset_columns` chunks: offset
     commits are classified once per (key type, value version, tombstone) group, the rest
     record by record.  Same report as :func:`check`."""
-    import struct as _struct
     import numpy as np
     from .records import OffsetsRecord as _OR
     target = parse_version(to)
@@ -255,7 +253,7 @@ def check_columns(chunks: Iterable[Dict[str, Any]], to: str) -> DowngradeReport:
                 t, v = u >> 20, u & 0xFFFFF
                 tomb = v == 0xFFFFF
                 dec = _OR(t, "OffsetCommit", {}, None if tomb else v, None if tomb else {}, tomb,
-                          False, False, _struct.pack(">h", t), None, None, None)
+                          False, False, Writer().int16(t).getvalue(), None, None, None)
                 note(dec, c, f"{cols['file']}@offset {int(offs[commits[fi]])}")
             rep.records += len(commits)
         for i, dec in cols["other"]:

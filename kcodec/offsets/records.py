@@ -27,11 +27,12 @@ its values are read with ``LegacyOffsetCommitValue`` at version 0 and with
 from __future__ import annotations
 
 import base64
-import struct
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import kcodec
+from kcodec.consumer import protocol as consumer_protocol
 from kcodec.errors import DecodeError, KcodecError, UnknownMessageError
+from kcodec.framing import INT16_VERSION, Reader, read_framed
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "record_types",
@@ -124,28 +125,24 @@ class ProtocolDecoder(NamedTuple):
     assignment: Callable[[bytes], Embedded]
 
 
-def _consumer_protocol(schema: str) -> Callable[[bytes], Embedded]:
+def _consumer_protocol(schema: str, read: Callable[[bytes], Any]) -> Callable[[bytes], Embedded]:
+    # consumer.protocol's readers: Kafka's ConsumerProtocol rules (newer prefixes read
+    # with the newest layout, trailing bytes ignored); failures are reported, not raised
     def dec(data: bytes) -> Embedded:
         if data is None:
             return Embedded(schema, None, None, None, b"", "null bytes")
-        if len(data) < 2:
-            return Embedded(schema, None, None, None, b"",
-                            "Buffer underflow while parsing consumer protocol's header")
-        (ver,) = struct.unpack_from(">h", data)
-        if ver < 0:
-            return Embedded(schema, ver, None, None, b"", f"Unsupported version: {ver}")
-        pv = min(ver, kcodec.spec(schema).valid_versions.highest)
         try:
-            d = kcodec.read(schema, memoryview(data)[2:], pv, trailing="allow")
+            raw = read(data)
         except KcodecError as e:
-            return Embedded(schema, ver, pv, None, b"", str(e))
-        return Embedded(schema, ver, pv, d.value, d.trailing, None)
+            return Embedded(schema, None, None, None, b"", str(e))
+        return Embedded(raw.schema, raw.version, raw.parsed_version, raw.value, raw.trailing, None)
     return dec
 
 
 _PROTOCOLS: Dict[str, ProtocolDecoder] = {
-    "consumer": ProtocolDecoder(_consumer_protocol("ConsumerProtocolSubscription"),
-                                _consumer_protocol("ConsumerProtocolAssignment")),
+    "consumer": ProtocolDecoder(
+        _consumer_protocol("ConsumerProtocolSubscription", consumer_protocol.read_subscription_raw),
+        _consumer_protocol("ConsumerProtocolAssignment", consumer_protocol.read_assignment_raw)),
 }
 
 
@@ -174,20 +171,28 @@ def _decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]
 
 # --------------------------------------------------------------------------- decoding
 
+def _record_type(key: Optional[bytes]) -> int:
+    """The key's int16 record type (:class:`DecodeError` when the key is too short)."""
+    return Reader(key or b"", message="CoordinatorRecordKey").int16("type")
+
+
+def _peek_version(value: Optional[bytes]) -> Optional[int]:
+    """The value's int16 version, or None (a tombstone or fewer than two bytes)."""
+    return None if value is None or len(value) < 2 else Reader(value).int16()
+
+
 def decode_key(key: bytes) -> Tuple[int, Optional[_TypeInfo], Optional[Dict[str, Any]]]:
     """``(record_type, type info or None if unknown, key dict or None if unknown)``.
 
     Raises :class:`DecodeError` when the key is too short to hold a record type or its
     body does not decode.
     """
-    if key is None or len(key) < 2:
-        raise DecodeError("Could not read version from key's buffer", path="key", offset=0)
-    (rtype,) = struct.unpack_from(">h", key)
+    rtype = _record_type(key)
     info = record_types().get(rtype)
     if info is None:
         return rtype, None, None
     # Keys are written at version 0 of their spec; trailing bytes are an error.
-    return rtype, info, kcodec.decode(info.key, memoryview(key)[2:], 0)
+    return rtype, info, kcodec.read(info.key, key, 0, offset=2).value
 
 
 def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") -> OffsetsRecord:
@@ -206,35 +211,29 @@ def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") 
     except DecodeError as e:
         if errors == "raise":
             raise
-        rt = struct.unpack_from(">h", key)[0] if key and len(key) >= 2 else -1
+        try:
+            rt = _record_type(key)
+        except DecodeError:
+            rt = -1
         return OffsetsRecord(rt, None, None, None, None, tomb, False, False, key or b"", value,
                              None, f"key: {e}")
     if info is None:
-        vv = struct.unpack_from(">h", value)[0] if value is not None and len(value) >= 2 else None
-        return OffsetsRecord(rtype, None, None, vv, None, tomb, True, False, key, value, None, None)
+        return OffsetsRecord(rtype, None, None, _peek_version(value), None, tomb, True, False, key,
+                             value, None, None)
     if tomb:
         return OffsetsRecord(rtype, info.name, k, None, None, True, False, False, key, None, None, None)
-    if len(value) < 2:  # type: ignore[arg-type]
-        err = DecodeError("Could not read version from value's buffer", message=info.value,
-                          path="value", offset=0)
-        if errors == "raise":
-            raise err
-        return OffsetsRecord(rtype, info.name, k, None, None, False, False, False, key, value, None,
-                             f"value: {err}")
-    (vv,) = struct.unpack_from(">h", value)  # type: ignore[arg-type]
-    schema = _value_schema(rtype, info, vv)
     try:
-        if vv < 0:
-            raise DecodeError(f"negative value version {vv}", message=schema, path="value", offset=0)
-        d = kcodec.read(schema, memoryview(value)[2:], vv, newer="latest")  # type: ignore[arg-type]
+        # KIP-915: a value version above the newest known is read with the newest layout
+        f = read_framed(value, INT16_VERSION, lambda h: _value_schema(rtype, info, h.version),
+                        newer="latest")
     except DecodeError as e:
         if errors == "raise":
             raise
-        return OffsetsRecord(rtype, info.name, k, vv, None, False, False, False, key, value, None,
-                             f"value: {e}")
-    members = _decode_members(d.value) if info.value == "GroupMetadataValue" else None
-    return OffsetsRecord(rtype, info.name, k, vv, d.value, False, False, d.newer_than_known, key,
-                         value, members, None)
+        return OffsetsRecord(rtype, info.name, k, _peek_version(value), None, False, False, False,
+                             key, value, None, f"value: {e}")
+    members = _decode_members(f.value) if info.value == "GroupMetadataValue" else None  # type: ignore[arg-type]
+    return OffsetsRecord(rtype, info.name, k, f.version, f.value, False, False, f.newer_than_known,
+                         key, value, members, None)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -302,10 +301,10 @@ def to_json(rec: OffsetsRecord) -> Dict[str, Any]:
 
 
 def iter_decoded(source: Any, **kwargs: Any) -> Iterator[Tuple[Any, Any, Optional[OffsetsRecord]]]:
-    """``(batch, record, decoded)`` for every record of a log (see :mod:`kcodec.records`);
+    """``(batch, record, decoded)`` for every record of a log (see :mod:`kcodec.log`);
     ``decoded`` is None for control records.  Corrupt batches come with their error and
     the records that could be read; undecodable records carry ``error``."""
-    from kcodec import records as _recs
+    from kcodec import log as _recs
     for batch in _recs.iter_batches(source, **kwargs):
         if not batch.records:
             yield batch, None, None

@@ -22,7 +22,9 @@ import os
 
 import numpy as np
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+
+from kcodec.fold import RecordHandlers
 
 from .records import OffsetsRecord, decode_record
 
@@ -37,13 +39,6 @@ SHARE = {"partition_metadata": 9, "member": 10, "metadata": 11, "target_metadata
          "target_member": 13, "current_assignment": 14, "state_partition_metadata": 15}
 STREAMS = {"metadata": 17, "partition_metadata": 18, "member": 19, "target_metadata": 20,
            "target_member": 21, "current_assignment": 22, "topology": 23}
-_KIND = {}
-for _t in CONSUMER.values():
-    _KIND[_t] = "consumer"
-for _t in SHARE.values():
-    _KIND[_t] = "share"
-for _t in STREAMS.values():
-    _KIND[_t] = "streams"
 
 
 @dataclass
@@ -330,111 +325,22 @@ class Folder:
     # ------------------------------------------------------------------ build the state
 
     def state(self) -> OffsetsState:
+        """The groups the live records describe (each applied by its record type's
+        handler, in log order), and what the fold saw on the way."""
         groups: Dict[str, GroupState] = {}
-
-        def group(gid: str) -> GroupState:
-            g = groups.get(gid)
-            if g is None:
-                g = groups[gid] = GroupState(gid)
-            return g
-
-        def member(g: GroupState, mid: str) -> Member:
-            m = g.members.get(mid)
-            if m is None:
-                m = g.members[mid] = Member(mid)
-            return m
-
         for (order, rec, txn) in sorted(self.live.values(), key=lambda t: t[0]):
             if isinstance(rec, _Commit):
-                group(rec.group).offsets[(rec.topic, rec.partition)] = CommittedOffset(
+                _group(groups, rec.group).offsets[(rec.topic, rec.partition)] = CommittedOffset(
                     rec.topic, rec.partition, rec.offset,
                     None if rec.leader_epoch < 0 else rec.leader_epoch, rec.metadata,
                     rec.commit_timestamp, None if rec.expire_timestamp < 0 else rec.expire_timestamp,
                     None, order[1], txn)
                 continue
-            t, k, v = rec.record_type, rec.key or {}, rec.value or {}
             gid = rec.group_id
             if gid is None:
                 continue
-            g = group(gid)
-            if t in OFFSET_COMMIT_TYPES:
-                le = v.get("leaderEpoch", -1)
-                et = v.get("expireTimestamp")
-                g.offsets[(k["topic"], k["partition"])] = CommittedOffset(
-                    k["topic"], k["partition"], v["offset"], None if le is None or le < 0 else le,
-                    v.get("metadata", ""), v.get("commitTimestamp", -1),
-                    None if et is None or et < 0 else et, v.get("topicId"),
-                    order[1], txn)
-            elif t == GROUP_METADATA:
-                g.type = "classic"
-                g.records[t] = v
-                g.protocol_type = v.get("protocolType")
-                g.generation = v.get("generation")
-                g.protocol = v.get("protocol")
-                g.leader = v.get("leader")
-                ts = v.get("currentStateTimestamp", -1)
-                g.current_state_timestamp = None if ts is None or ts < 0 else ts
-                for i, mv in enumerate(v.get("members") or []):
-                    m = member(g, mv["memberId"])
-                    m.instance_id = mv.get("groupInstanceId")
-                    m.client_id = mv.get("clientId")
-                    m.client_host = mv.get("clientHost")
-                    m.session_timeout_ms = mv.get("sessionTimeout")
-                    # v0 has no rebalance timeout: the loader uses the session timeout
-                    m.rebalance_timeout_ms = mv.get("rebalanceTimeout", mv.get("sessionTimeout"))
-                    m.subscription = mv.get("subscription")
-                    m.assignment = mv.get("assignment")
-                    if rec.members is not None and i < len(rec.members):
-                        sub, asg = rec.members[i]["subscription"], rec.members[i]["assignment"]
-                        if sub.value is not None:
-                            m.subscription = sub.value
-                            m.subscribed_topics = list(sub.value.get("topics") or [])
-                            m.rack_id = sub.value.get("rackId")
-                        if asg.value is not None:
-                            m.assignment = asg.value
-                            m.assigned = {tp["topic"]: list(tp["partitions"])
-                                          for tp in asg.value.get("assignedPartitions") or []}
-                    m.raw["GroupMetadataValue"] = mv
-            elif t in _KIND:
-                kind = _KIND[t]
-                g.type = kind
-                table = {"consumer": CONSUMER, "share": SHARE, "streams": STREAMS}[kind]
-                role = next(r for r, tt in table.items() if tt == t)
-                if role == "metadata":
-                    g.generation = v.get("epoch")
-                    g.metadata_hash = v.get("metadataHash")
-                    g.records[t] = v
-                elif role == "target_metadata":
-                    g.target_assignment_epoch = v.get("assignmentEpoch")
-                    g.records[t] = v
-                elif role == "regex":
-                    g.regexes[k.get("regularExpression") or ""] = v
-                elif role == "topology":
-                    g.topology = v
-                elif role in ("partition_metadata", "state_partition_metadata"):
-                    g.records[t] = v
-                else:
-                    m = member(g, k["memberId"])
-                    m.raw[rec.type_name or str(t)] = v
-                    if role == "member":
-                        m.instance_id = v.get("instanceId")
-                        m.rack_id = v.get("rackId")
-                        m.client_id = v.get("clientId")
-                        m.client_host = v.get("clientHost")
-                        m.rebalance_timeout_ms = v.get("rebalanceTimeoutMs")
-                        m.subscribed_topics = v.get("subscribedTopicNames")
-                        m.subscribed_topic_regex = v.get("subscribedTopicRegex")
-                        cmm = v.get("classicMemberMetadata")
-                        if cmm:
-                            m.session_timeout_ms = cmm.get("sessionTimeoutMs")
-                    elif role == "target_member":
-                        m.target_assignment = _assignment(kind, v, target=True)
-                    elif role == "current_assignment":
-                        m.member_epoch = v.get("memberEpoch")
-                        m.previous_member_epoch = v.get("previousMemberEpoch")
-                        m.member_state = v.get("state")
-                        m.assigned = _assignment(kind, v)
-                        m.pending_revocation = _pending(kind, v)
+            GROUP_RECORDS.dispatch(rec.record_type, _group(groups, gid), rec, rec.key or {},
+                                   rec.value or {}, order[1], txn)
         # Members known only from target assignments are not members (the target
         # assignment of a departed member is deleted with it); keep what has metadata.
         for g in groups.values():
@@ -448,6 +354,159 @@ class Folder:
         open_tx = {k: len(v) for k, v in self.pending.items() if v}
         return OffsetsState(groups, deleted, deleted_offsets, open_tx, self.aborted,
                             dict(self.unknown), list(self.errors), self.count)
+
+
+# --------------------------------------------------------------------------- record handlers
+
+def _group(groups: Dict[str, GroupState], gid: str) -> GroupState:
+    g = groups.get(gid)
+    if g is None:
+        g = groups[gid] = GroupState(gid)
+    return g
+
+
+def _member(g: GroupState, mid: str) -> Member:
+    m = g.members.get(mid)
+    if m is None:
+        m = g.members[mid] = Member(mid)
+    return m
+
+
+# record type -> handler(group, record, key dict, value dict, log offset, transactional)
+GROUP_RECORDS = RecordHandlers()
+
+
+@GROUP_RECORDS.on(*OFFSET_COMMIT_TYPES)
+def _offset_commit(g: GroupState, rec: OffsetsRecord, k: Dict[str, Any], v: Dict[str, Any],
+                   log_offset: int, txn: bool) -> None:
+    le = v.get("leaderEpoch", -1)
+    et = v.get("expireTimestamp")
+    g.offsets[(k["topic"], k["partition"])] = CommittedOffset(
+        k["topic"], k["partition"], v["offset"], None if le is None or le < 0 else le,
+        v.get("metadata", ""), v.get("commitTimestamp", -1),
+        None if et is None or et < 0 else et, v.get("topicId"), log_offset, txn)
+
+
+@GROUP_RECORDS.on(GROUP_METADATA)
+def _group_metadata(g: GroupState, rec: OffsetsRecord, k: Dict[str, Any], v: Dict[str, Any],
+                    log_offset: int, txn: bool) -> None:
+    g.type = "classic"
+    g.records[rec.record_type] = v
+    g.protocol_type = v.get("protocolType")
+    g.generation = v.get("generation")
+    g.protocol = v.get("protocol")
+    g.leader = v.get("leader")
+    ts = v.get("currentStateTimestamp", -1)
+    g.current_state_timestamp = None if ts is None or ts < 0 else ts
+    for i, mv in enumerate(v.get("members") or []):
+        m = _member(g, mv["memberId"])
+        m.instance_id = mv.get("groupInstanceId")
+        m.client_id = mv.get("clientId")
+        m.client_host = mv.get("clientHost")
+        m.session_timeout_ms = mv.get("sessionTimeout")
+        # v0 has no rebalance timeout: the loader uses the session timeout
+        m.rebalance_timeout_ms = mv.get("rebalanceTimeout", mv.get("sessionTimeout"))
+        m.subscription = mv.get("subscription")
+        m.assignment = mv.get("assignment")
+        if rec.members is not None and i < len(rec.members):
+            sub, asg = rec.members[i]["subscription"], rec.members[i]["assignment"]
+            if sub.value is not None:
+                m.subscription = sub.value
+                m.subscribed_topics = list(sub.value.get("topics") or [])
+                m.rack_id = sub.value.get("rackId")
+            if asg.value is not None:
+                m.assignment = asg.value
+                m.assigned = {tp["topic"]: list(tp["partitions"])
+                              for tp in asg.value.get("assignedPartitions") or []}
+        m.raw["GroupMetadataValue"] = mv
+
+
+# The consumer (KIP-848), share (KIP-932) and streams (KIP-1071) groups write the same
+# roles of records, each under its own record types: one handler per role.
+
+def _group_epoch(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                 v: Dict[str, Any]) -> None:
+    g.generation = v.get("epoch")
+    g.metadata_hash = v.get("metadataHash")
+    g.records[rec.record_type] = v
+
+
+def _target_epoch(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                  v: Dict[str, Any]) -> None:
+    g.target_assignment_epoch = v.get("assignmentEpoch")
+    g.records[rec.record_type] = v
+
+
+def _regex(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any], v: Dict[str, Any]) -> None:
+    g.regexes[k.get("regularExpression") or ""] = v
+
+
+def _topology(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+              v: Dict[str, Any]) -> None:
+    g.topology = v
+
+
+def _group_record(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                  v: Dict[str, Any]) -> None:
+    g.records[rec.record_type] = v
+
+
+def _member_record(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                   v: Dict[str, Any]) -> Member:
+    m = _member(g, k["memberId"])
+    m.raw[rec.type_name or str(rec.record_type)] = v
+    return m
+
+
+def _member_metadata(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                     v: Dict[str, Any]) -> None:
+    m = _member_record(kind, g, rec, k, v)
+    m.instance_id = v.get("instanceId")
+    m.rack_id = v.get("rackId")
+    m.client_id = v.get("clientId")
+    m.client_host = v.get("clientHost")
+    m.rebalance_timeout_ms = v.get("rebalanceTimeoutMs")
+    m.subscribed_topics = v.get("subscribedTopicNames")
+    m.subscribed_topic_regex = v.get("subscribedTopicRegex")
+    cmm = v.get("classicMemberMetadata")
+    if cmm:
+        m.session_timeout_ms = cmm.get("sessionTimeoutMs")
+
+
+def _target_member(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                   v: Dict[str, Any]) -> None:
+    _member_record(kind, g, rec, k, v).target_assignment = _assignment(kind, v, target=True)
+
+
+def _current_assignment(kind: str, g: GroupState, rec: OffsetsRecord, k: Dict[str, Any],
+                        v: Dict[str, Any]) -> None:
+    m = _member_record(kind, g, rec, k, v)
+    m.member_epoch = v.get("memberEpoch")
+    m.previous_member_epoch = v.get("previousMemberEpoch")
+    m.member_state = v.get("state")
+    m.assigned = _assignment(kind, v)
+    m.pending_revocation = _pending(kind, v)
+
+
+_ROLES: Dict[str, Callable[..., Any]] = {
+    "metadata": _group_epoch, "target_metadata": _target_epoch, "regex": _regex,
+    "topology": _topology, "partition_metadata": _group_record,
+    "state_partition_metadata": _group_record, "member": _member_metadata,
+    "target_member": _target_member, "current_assignment": _current_assignment,
+}
+
+
+def _role_handler(kind: str, role_fn: Callable[..., Any]) -> Callable[..., None]:
+    def handle(g: GroupState, rec: OffsetsRecord, k: Dict[str, Any], v: Dict[str, Any],
+               log_offset: int, txn: bool) -> None:
+        g.type = kind
+        role_fn(kind, g, rec, k, v)
+    return handle
+
+
+for _kind, _table in (("consumer", CONSUMER), ("share", SHARE), ("streams", STREAMS)):
+    for _role, _t in _table.items():
+        GROUP_RECORDS.register(_t, _role_handler(_kind, _ROLES[_role]))
 
 
 def _assignment(kind: str, v: Dict[str, Any], target: bool = False) -> Any:
@@ -490,7 +549,7 @@ def fold(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], *,
          as_of_ms: Optional[int] = None) -> OffsetsState:
     """Fold ``(batch, record, decoded)`` triples (as :func:`kcodec.offsets.records.iter_decoded`
     yields them) into the loaded state.  ``as_of_ms`` ignores records stamped later."""
-    from kcodec.records import parse_control_record
+    from kcodec.log import parse_control_record
     f = Folder(as_of_ms=as_of_ms)
     for batch, rec, dec in records:
         part = os.path.dirname(batch.file) if batch.file else None

@@ -8,11 +8,14 @@ import gc
 
 cimport cython
 import numpy as np
+
+from kcodec._numbers import is_integral as _is_integral
 from cpython.list cimport PyList_GET_ITEM, PyList_New
 from cpython.long cimport PyLong_CheckExact
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_Check
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from kcodec._native cimport (KC_F_COMPACT, KC_F_NULLABLE, KC_OK, KC_REF, KC_T_ARRAY, KC_T_BYTES,
@@ -22,7 +25,7 @@ from kcodec._native cimport (KC_F_COMPACT, KC_F_NULLABLE, KC_OK, KC_REF, KC_T_AR
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object, int *) except? -1
 
-from kcodec._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
+from kcodec.consumer._assign cimport (kc_assign_input, kc_assign_stats, kc_assign_total_partitions,
                              kc_assign_range, kc_assign_roundrobin, kc_assign_sticky)
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -190,13 +193,16 @@ cdef inline PyObject *_borrow_item(object item, Py_ssize_t i) except NULL:
     raise TypeError
 
 
+cdef object _NO_NAME = object()     # no name read yet (None is a name to reject, not a start)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def intern_names(list lists, dict index):
     """Flatten per-member name lists into CSR arrays of interned ids, giving names not yet
     in ``index`` the next id (first-seen order). Returns ``(off, ids)``."""
     cdef Py_ssize_t m = len(lists), n = 0, i, k = 0
-    cdef object last = None
+    cdef object last = _NO_NAME
     cdef int32_t last_id = -1
     for lst in lists:
         n += len(lst)
@@ -241,16 +247,18 @@ def intern_names(list lists, dict index):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def intern_pairs(list lists, dict index, bint pairs):
+def intern_pairs(list lists, dict index, bint pairs, list owners=None):
     """Flatten per-member lists into CSR arrays of interned ids.
 
     ``pairs=False``: each list holds names -> ``(off, ids)`` (names must be in ``index``).
     ``pairs=True``: each list holds (name, int) pairs -> ``(off, ids, ints)``; unknown names
-    map to -1, and ints outside int32 to -1 (the C side ignores such claims).
+    map to -1, and ints outside int32 to -1 (the C side ignores such claims, as Kafka
+    ignores claims it cannot match); anything not a (str, int) pair is a TypeError naming
+    the member (``owners``: member ids, for that message).
     """
     cdef Py_ssize_t m = len(lists), n = 0, i, k = 0
     cdef long long pv
-    cdef object name, last = None
+    cdef object name, last = _NO_NAME
     cdef int32_t last_id = -1
     cdef int overflow = 0
     for lst in lists:
@@ -273,8 +281,10 @@ def intern_pairs(list lists, dict index, bint pairs):
                 name = <object>_borrow_item(item, 0)
                 pobj = <object>_borrow_item(item, 1)
             except TypeError:
-                name, pobj = item[0], item[1]
+                name, pobj = _pair(item, i, owners)
             if name is not last:
+                if not PyUnicode_Check(name):
+                    _bad_pair(item, i, owners, "the topic must be a str")
                 t = index.get(name)
                 last, last_id = name, (-1 if t is None else <int32_t>t)
             ids[k] = last_id
@@ -282,16 +292,33 @@ def intern_pairs(list lists, dict index, bint pairs):
                 pv = PyLong_AsLongLongAndOverflow(pobj, &overflow)
                 ints[k] = <int32_t>pv if not overflow and -2147483648 <= pv <= 2147483647 else -1
             else:
-                try:
-                    pv = pobj
-                    ints[k] = <int32_t>pv if -2147483648 <= pv <= 2147483647 else -1
-                except (OverflowError, TypeError):
-                    ints[k] = -1
+                if not _is_integral(pobj):
+                    _bad_pair(item, i, owners, "the partition must be an int")
+                pv_obj = int(pobj)
+                ints[k] = <int32_t>pv_obj if -2147483648 <= pv_obj <= 2147483647 else -1
             k += 1
         off[i + 1] = k
     if pairs:
         return off_arr, ids_arr[:k], ints_arr[:k]
     return off_arr, ids_arr[:k]
+
+
+cdef tuple _pair(object item, Py_ssize_t i, list owners):
+    """A (topic, partition) pair given as another sequence than a 2-tuple."""
+    if PyUnicode_Check(item) or PyBytes_Check(item):
+        _bad_pair(item, i, owners, "expected a (topic, partition) pair")
+    try:
+        n = len(item)
+    except TypeError:
+        n = -1
+    if n != 2:
+        _bad_pair(item, i, owners, "expected a (topic, partition) pair")
+    return item[0], item[1]
+
+
+cdef int _bad_pair(object item, Py_ssize_t i, list owners, str why) except -1:
+    who = repr(owners[i]) if owners is not None else f"#{i}"
+    raise TypeError(f"member {who}: owned partition {item!r}: {why}")
 
 
 @cython.boundscheck(False)
@@ -314,7 +341,12 @@ def intern_racks(list per_topic, counts, dict index, list names=None):
         per = per_topic[t]
         if per is not None:
             for p in range(min(<Py_ssize_t>cnt[t], len(per))):
-                n += len(per[p])
+                racks_p = per[p]
+                if PyUnicode_Check(racks_p) or PyBytes_Check(racks_p):
+                    where = repr(names[t]) if names is not None else f"topic #{t}"
+                    raise TypeError(f"partition_racks[{where}][{p}]: expected a list of racks, "
+                                    f"got one {type(racks_p).__name__}")
+                n += len(racks_p)
     off_arr = np.zeros(n_parts + 1, dtype=np.int64)
     ids_arr = np.empty(n + 1, dtype=np.int32)
     cdef int64_t[::1] off = off_arr

@@ -1,0 +1,257 @@
+"""``kcodec kraft dump|image|bootstrap`` and ``kcodec features
+describe|upgrade|downgrade|disable|rewrite``: Kafka's kafka-dump-log,
+kafka-metadata-shell, kafka-storage and kafka-features, offline, on a metadata log."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import uuid
+from typing import Any, Dict, List, Optional, TextIO, Tuple
+
+from kcodec.errors import KcodecError
+
+from . import features as F
+from kcodec import log
+from .image import MetadataImage, replay
+from .planner import FeatureUpdate, plan
+from .records import dump_lines
+from .rewrite import write_bootstrap, write_snapshot
+
+__all__ = ["add_subparsers", "main"]
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, uuid.UUID):
+        import base64
+        return base64.urlsafe_b64encode(o.bytes).rstrip(b"=").decode()
+    if isinstance(o, bytes):
+        return o.hex()
+    if isinstance(o, tuple):
+        return list(o)
+    return str(o)
+
+
+def _files(path: str) -> List[str]:
+    if os.path.isdir(path):
+        return log.log_files(path)
+    return [path]
+
+
+def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    for p in args.paths:
+        for f in _files(p):
+            shown = os.path.relpath(f, p) if os.path.isdir(p) else p
+            for line in dump_lines(f, display_name=shown):
+                out.write(line + "\n")
+    return 0
+
+
+def _load(paths: List[str]) -> MetadataImage:
+    return replay(paths if len(paths) > 1 else paths[0])
+
+
+def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    img = _load(args.paths)
+    try:
+        value = img.ls(args.path) if args.ls else img.cat(args.path)
+    except KeyError as e:
+        print(f"kcodec kraft image: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 1
+    if args.ls and not args.json:
+        for x in value:
+            out.write(f"{x}\n")
+    else:
+        out.write(json.dumps(value, default=_json_default, indent=None if args.compact else 2) + "\n")
+    for i in img.issues[: args.issues]:
+        print(f"issue at offset {i.offset}: {i.kind}: {i.message}", file=sys.stderr)
+    return 0
+
+
+def cmd_bootstrap(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    feats = dict(_parse_feature(x) for x in (args.feature or []))
+    path = write_bootstrap(args.directory, args.release_version, features=feats or None)
+    out.write(f"Wrote {path} (metadata.version {F.metadata_version(args.release_version)})\n")
+    return 0
+
+
+def _level_text(name: str, level: int) -> str:
+    if name == "metadata.version":
+        try:
+            return F.metadata_version(level).version
+        except ValueError:
+            return str(level)
+    return str(level)
+
+
+def cmd_describe(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    img = _load(args.paths)
+    sup = img.supported_features()
+    nodes = sup["brokers"] or sup["controllers"]
+    ranges: Dict[str, Tuple[int, int]] = nodes[min(nodes)] if nodes else F.supported_ranges()
+    fin = img.finalized_features()
+    names = sorted(set(ranges) | set(fin))
+    if args.json:
+        out.write(json.dumps({"epoch": img.last_offset, "features": {
+            n: {"supported": ranges.get(n), "finalized": fin.get(n, 0)} for n in names},
+            "nodes": sup}, default=_json_default, indent=2) + "\n")
+        return 0
+    for n in names:
+        lo, hi = ranges.get(n, (0, 0))
+        out.write(f"Feature: {n}\tSupportedMinVersion: {_level_text(n, lo)}\t"
+                  f"SupportedMaxVersion: {_level_text(n, hi)}\t"
+                  f"FinalizedVersionLevel: {_level_text(n, fin.get(n, 0))}\tEpoch: {img.last_offset}\n")
+    return 0
+
+
+def _parse_feature(text: str) -> Tuple[str, int]:
+    name, _, value = text.partition("=")
+    if not value:
+        raise ValueError(f"--feature takes NAME=LEVEL, got {text!r}")
+    if name == "metadata.version" and not value.isdigit():
+        return name, F.metadata_version(value).level
+    return name, int(value)
+
+
+def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    try:
+        ups: List[Tuple[str, int]] = [_parse_feature(x) for x in (args.feature or [])]
+        if getattr(args, "metadata", None):
+            ups.append(("metadata.version", F.metadata_version(args.metadata).level))
+        if getattr(args, "release_version", None):
+            mv = F.metadata_version(args.release_version)
+            ups.append(("metadata.version", mv.level))
+            ups += [(n, l) for n, l in F.default_levels(mv).items() if n != "kraft.version"]
+        if op == "disable":
+            ups = [(n, 0) for n in (args.disable_feature or [])] + ups
+    except ValueError as e:
+        print(f"kcodec features {op}: {e}", file=sys.stderr)
+        return 2
+    if not ups:
+        print(f"kcodec features {op}: nothing to do (give --feature)", file=sys.stderr)
+        return 2
+    kind = "UPGRADE" if op == "upgrade" else ("UNSAFE_DOWNGRADE" if args.unsafe else "SAFE_DOWNGRADE")
+    img = _load(args.paths)
+    res = plan(img, [FeatureUpdate(n, l, kind) for n, l in ups], validate_only=args.dry_run)
+    if args.json:
+        out.write(json.dumps(res._asdict(), default=_json_default, indent=2) + "\n")
+        return 0 if res.ok else 1
+    past = {"upgrade": "upgraded", "downgrade": "downgraded", "disable": "disabled"}[op]
+    for n, l in ups:
+        lv = _level_text(n, l)
+        if res.ok:
+            out.write(f"{n} {'can be' if args.dry_run else 'was'} {past} to {lv}.\n")
+        else:
+            out.write(f"Could not {op} {n} to {lv}. {res.message}\n")
+    if res.ok and not args.dry_run:
+        out.write("records the controller would write:\n")
+        for name, value, ver in res.records:
+            out.write(f"  {name} v{ver} {json.dumps(value, default=_json_default)}\n")
+    dg = res.downgrade
+    if dg is not None:
+        out.write(f"downgrade is {'lossy' if dg.lossy else 'lossless'}"
+                  + (f" (metadata changed at {', '.join(dg.changed_at)})" if dg.changed_at else "") + "\n")
+        for rec, field, count in dg.losses:
+            out.write(f"  would lose {rec}.{field} in {count} record(s)\n" if field != "*"
+                      else f"  would drop {count} {rec}(s)\n")
+    return 0 if res.ok else 1
+
+
+def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout
+    img = _load(args.paths)
+    try:
+        rep = write_snapshot(img, args.out, to=args.to, epoch=args.epoch)
+    except ValueError as e:
+        print(f"kcodec features rewrite: {e}", file=sys.stderr)
+        return 2
+    out.write(f"Wrote a snapshot at metadata.version {_level_text('metadata.version', rep.to_level)} "
+              f"({rep.records} records) from {_level_text('metadata.version', rep.from_level or 0)}: "
+              f"{'lossy' if rep.lossy else 'lossless'}\n")
+    for l in rep.losses:
+        out.write(f"  lost: {l.record}.{l.field} in {l.count} record(s): {l.reason}\n")
+    for n in rep.notes:
+        out.write(f"  note: {n}\n")
+    return 0
+
+
+def add_subparsers(subparsers: Any) -> None:
+    """Register ``kraft`` and ``features`` on an argparse subparsers object."""
+    k = subparsers.add_parser("kraft", help="KRaft __cluster_metadata logs and snapshots")
+    ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND")
+    d = ks.add_parser("dump", help="print records like kafka-dump-log --cluster-metadata-decoder")
+    d.add_argument("paths", nargs="+", metavar="PATH", help="segment, .checkpoint or directory")
+    d.set_defaults(func=cmd_dump)
+    i = ks.add_parser("image", help="replay into a metadata image and print a path of it")
+    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("--path", default="/", help="image path (/topics/NAME/0, /features, /brokers/1, ...)")
+    i.add_argument("--ls", action="store_true", help="list the children of --path")
+    i.add_argument("--json", action="store_true", help="JSON output for --ls")
+    i.add_argument("--compact", action="store_true", help="one-line JSON")
+    i.add_argument("--issues", type=int, default=20, help="replay issues shown on stderr")
+    i.set_defaults(func=cmd_image)
+    b = ks.add_parser("bootstrap", help="write bootstrap.checkpoint like kafka-storage format")
+    b.add_argument("directory")
+    b.add_argument("--release-version", required=True, help="e.g. 4.1-IV1 or 3.9")
+    b.add_argument("--feature", action="append", help="NAME=LEVEL override")
+    b.set_defaults(func=cmd_bootstrap)
+
+    f = subparsers.add_parser("features", help="finalized features and UpdateFeatures planning (KIP-778)")
+    fs = f.add_subparsers(dest="features_command", metavar="COMMAND")
+    ds = fs.add_parser("describe", help="finalized and supported feature levels")
+    ds.add_argument("paths", nargs="+", metavar="PATH")
+    ds.add_argument("--json", action="store_true")
+    ds.set_defaults(func=cmd_describe)
+    for op in ("upgrade", "downgrade", "disable"):
+        u = fs.add_parser(op, help=f"plan a feature {op} as the controller would")
+        u.add_argument("paths", nargs="+", metavar="PATH")
+        u.add_argument("--feature", action="append", help="NAME=LEVEL (metadata.version=3.9-IV0)")
+        if op == "upgrade":
+            u.add_argument("--metadata", help="metadata.version to upgrade to")
+            u.add_argument("--release-version", help="metadata.version and the release's default levels")
+        if op == "downgrade":
+            u.add_argument("--metadata", help="metadata.version to downgrade to")
+        if op == "disable":
+            u.add_argument("--disable-feature", action="append", help="feature to set to 0")
+        u.add_argument("--unsafe", action="store_true", help="UNSAFE_DOWNGRADE")
+        u.add_argument("--dry-run", action="store_true", help="validate only")
+        u.add_argument("--json", action="store_true")
+        u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a))
+    r = fs.add_parser("rewrite", help="write a snapshot of the image at a lower metadata.version")
+    r.add_argument("--to", required=True, help="metadata.version (level or 3.9-IV0)")
+    r.add_argument("--epoch", type=int, default=0)
+    r.add_argument("paths", nargs="+", metavar="PATH", help="the log/snapshot, then OUT")
+    r.set_defaults(func=_rewrite_entry)
+
+
+def _rewrite_entry(args: argparse.Namespace) -> int:
+    if len(args.paths) < 2:
+        print("kcodec features rewrite: give PATH... OUT", file=sys.stderr)
+        return 2
+    args.out = args.paths[-1]
+    args.paths = args.paths[:-1]
+    return cmd_rewrite(args)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="kcodec")
+    add_subparsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (KcodecError, OSError, ValueError) as e:
+        print(f"kcodec: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1289 @@
+"""The metadata image: ``__cluster_metadata`` records and snapshots replayed the way
+Kafka's MetadataDelta/MetadataImage apply them.
+
+Topics and partitions are columnar (NumPy; a million partitions take tens of MB);
+brokers, controllers, configs, quotas, ACLs, SCRAM users, delegation tokens, producer
+ids and features are small dicts.  Metadata transactions are honoured: records between
+BeginTransactionRecord and EndTransactionRecord are applied at the end, an
+AbortTransactionRecord drops them, and a log that ends inside a transaction leaves them
+out (``open_transaction`` says so).  A SnapshotHeader starts the image afresh; log
+records a snapshot already contains (offsets below its end offset) are skipped.
+
+Runs of TopicRecord / PartitionRecord / PartitionChangeRecord are decoded with the
+engine's bulk path and applied column-wise; everything else record by record.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid as _uuid
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+import kcodec
+from kcodec.errors import CodecError
+
+from ._columns import Column, ListColumn, _starts, last_per_key
+
+_native_image: Any = None
+if not os.environ.get("KCODEC_NO_EXTENSIONS"):
+    try:
+        from . import _image as _native_image
+    except ImportError:  # not built: the engine's dicts serve
+        _native_image = None
+from kcodec import log
+from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
+
+__all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
+
+NO_LEADER_CHANGE = -2
+_TOPIC, _PARTITION, _CHANGE = 2, 3, 5
+_BULK = {_TOPIC: "TopicRecord", _PARTITION: "PartitionRecord", _CHANGE: "PartitionChangeRecord"}
+_BEGIN, _END, _ABORT = 23, 24, 25
+_ZERO_UUID = _uuid.UUID(int=0)
+_LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", "removingReplicas"),
+                ("adding_replicas", "addingReplicas"), ("elr", "eligibleLeaderReplicas"),
+                ("last_known_elr", "lastKnownElr"))
+
+
+class _LastOf:
+    """For rows keyed by ``keys`` (log order): the index of the last row of each key
+    among those a mask selects; one sort serves every mask."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.order = np.argsort(keys, kind="stable")
+        ks = keys[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, np.int64)
+        self.keys = ks[self.starts]          # the distinct keys, ascending
+
+    def counts(self, mask: Optional[np.ndarray] = None) -> np.ndarray:
+        """Rows per distinct key (only those ``mask`` selects)."""
+        if not len(self.order):
+            return np.zeros(0, np.int64)
+        if mask is None:
+            return np.diff(np.r_[self.starts, len(self.order)])
+        return np.add.reduceat(mask[self.order].astype(np.int64), self.starts)
+
+    def of(self, mask: np.ndarray) -> np.ndarray:
+        if not len(self.order):
+            return np.zeros(0, np.int64)
+        pos = np.where(mask[self.order], np.arange(len(self.order)), -1)
+        best = np.maximum.reduceat(pos, self.starts)
+        return self.order[best[best >= 0]]
+
+
+class Issue(NamedTuple):
+    """A record replay could not use as it is: unknown type, newer version, bad bytes, or
+    a record that refers to something the image does not have."""
+    offset: int
+    file: Optional[str]
+    api_key: Optional[int]
+    version: Optional[int]
+    kind: str          # unknown_type | newer_version | error | invalid
+    message: str
+    raw: bytes
+
+
+class Topics:
+    """Topic table: name and id per topic index; deleted topics keep their index."""
+
+    def __init__(self) -> None:
+        self.names: List[str] = []
+        self.id_bytes: List[bytes] = []
+        self.alive: List[bool] = []
+        self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
+        self.by_name: Dict[str, int] = {}
+        self._uuids: List[_uuid.UUID] = []
+        self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
+        self._hidx = np.zeros(0, np.int64)
+        self._idarr = np.zeros((0, 16), np.uint8)
+        self._new: List[bytes] = []          # ids added since the last lookup
+        self._dirty = False                  # a removal: rebuild the hash index
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    @property
+    def ids(self) -> List[_uuid.UUID]:
+        """Topic ids by topic index (built on demand: replay keeps raw bytes)."""
+        if len(self._uuids) < len(self.id_bytes):
+            self._uuids.extend(_uuid.UUID(bytes=b) for b in self.id_bytes[len(self._uuids):])
+        return self._uuids
+
+    def add(self, name: str, topic_id: Union[_uuid.UUID, bytes]) -> int:
+        return self.add_many([name], [topic_id if isinstance(topic_id, bytes) else topic_id.bytes])
+
+    def add_many(self, names: Sequence[str], ids: Sequence[bytes]) -> int:
+        """Add TopicRecords in order; returns the last one's index."""
+        by_name, by_id = self.by_name, self.by_id
+        if (len(set(names)) == len(names) and len(set(ids)) == len(ids)
+                and by_name.keys().isdisjoint(names) and by_id.keys().isdisjoint(ids)):
+            # all new (the common case): no per-topic Python work
+            first = len(self.names)
+            self.names.extend(names)
+            self.id_bytes.extend(ids)
+            self.alive.extend([True] * len(names))
+            by_id.update(zip(ids, range(first, first + len(ids))))
+            by_name.update(zip(names, range(first, first + len(names))))
+            self._new.extend(ids)
+            return len(self.names) - 1
+        idx = -1
+        for name, b in zip(names, ids):
+            old = by_name.get(name)
+            if old is not None and self.id_bytes[old] != b:
+                self.remove(old)
+            idx = by_id.get(b, -1)
+            if idx < 0:
+                idx = len(self.names)
+                self.names.append(name)
+                self.id_bytes.append(b)
+                self.alive.append(True)
+                by_id[b] = idx
+                self._new.append(b)
+            by_name[name] = idx
+        return idx
+
+    def remove(self, idx: int) -> None:
+        self.alive[idx] = False
+        self.by_id.pop(self.id_bytes[idx], None)
+        if self.by_name.get(self.names[idx]) == idx:
+            del self.by_name[self.names[idx]]
+        self._dirty = True
+
+    def lookup(self, ids: np.ndarray) -> np.ndarray:
+        """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
+        if self._new:
+            fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
+            first = len(self._idarr)
+            self._idarr = np.concatenate([self._idarr, fresh])
+            self._new = []
+            if not self._dirty:
+                h = _id_hash(fresh)
+                order = np.argsort(h, kind="stable")
+                h, ix = h[order], np.arange(first, first + len(fresh), dtype=np.int64)[order]
+                pos = np.searchsorted(self._hash, h)
+                self._hash = np.insert(self._hash, pos, h)
+                self._hidx = np.insert(self._hidx, pos, ix)
+        if self._dirty:
+            live = np.array(sorted(self.by_id.values()), np.int64)
+            h = _id_hash(self._idarr[live])
+            order = np.argsort(h, kind="stable")
+            self._hash, self._hidx = h[order], live[order]
+            self._dirty = False
+        if not len(ids):
+            return np.zeros(0, np.int64)
+        h = _id_hash(ids)
+        pos = np.minimum(np.searchsorted(self._hash, h), max(len(self._hash) - 1, 0))
+        if not len(self._hash):
+            return np.full(len(ids), -1, np.int64)
+        cand = self._hidx[pos]
+        ok = (self._hash[pos] == h) & (self._idarr[cand] == ids).all(axis=1)
+        out = np.where(ok, cand, -1)
+        bad = np.nonzero(~ok & (self._hash[pos] == h))[0]
+        for i in bad.tolist():       # a hash collision: settle it exactly
+            out[i] = self.by_id.get(bytes(ids[i]), -1)
+        return out
+
+
+def _id_hash(ids: np.ndarray) -> np.ndarray:
+    w = np.ascontiguousarray(ids).view(np.uint64).reshape(-1, 2)
+    return w[:, 0] ^ (w[:, 1] * np.uint64(0x9E3779B97F4A7C15))
+
+
+class Partitions:
+    """Partition table: one row per (topic index, partition id), NumPy columns; list
+    fields in :class:`ListColumn`; directories as indexes into ``dir_ids``."""
+
+    def __init__(self) -> None:
+        self.topic = Column("int32")
+        self.partition = Column("int32")
+        self.leader = Column("int32")
+        self.leader_epoch = Column("int32")
+        self.partition_epoch = Column("int32")
+        self.leader_recovery_state = Column("int8")
+        self.alive = Column("bool")
+        self.replicas = ListColumn()
+        self.isr = ListColumn()
+        self.removing_replicas = ListColumn()
+        self.adding_replicas = ListColumn()
+        self.elr = ListColumn()
+        self.last_known_elr = ListColumn()
+        self.directories = ListColumn()
+        self.dir_ids: List[_uuid.UUID] = []
+        self.dir_index: Dict[bytes, int] = {}
+        self._dir_hash = np.zeros(0, np.uint64)      # sorted hashes of dir_ids
+        self._dir_hidx = np.zeros(0, np.int64)
+        self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
+        self._rows = np.zeros(0, np.int64)
+        self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def rows(self) -> int:
+        return self.topic.n
+
+    def nbytes(self) -> int:
+        cols = [self.topic, self.partition, self.leader, self.leader_epoch, self.partition_epoch,
+                self.leader_recovery_state, self.alive]
+        return (sum(c.data.nbytes for c in cols) + self._keys.nbytes + self._rows.nbytes
+                + sum(getattr(self, a).nbytes() for a, _ in _LIST_FIELDS)
+                + self.directories.nbytes())
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        if not len(self._keys) or not len(keys):
+            return np.full(len(keys), -1, np.int64)
+        n = len(self._keys)
+        # partitions of a topic are mostly 0..N-1: guess the position from where the
+        # topic starts in the sorted keys, and search only the misses
+        topic = keys >> 32
+        if self._topic_start is None or len(self._topic_start) <= int(topic.max()):
+            top = int(max(topic.max(), self._keys[-1] >> 32)) + 1
+            self._topic_start = np.searchsorted(self._keys, np.arange(top, dtype=np.int64) << 32)
+        pos = self._topic_start[topic] + (keys & 0xFFFFFFFF)
+        pos = np.minimum(pos, n - 1)
+        miss = self._keys[pos] != keys
+        if miss.any():
+            pos[miss] = np.minimum(np.searchsorted(self._keys, keys[miss]), n - 1)
+        return np.where(self._keys[pos] == keys, self._rows[pos], -1)
+
+    def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Index new rows (a key already indexed points to its new row)."""
+        order = np.argsort(keys, kind="stable")
+        k, r = keys[order], rows[order]
+        last = np.ones(len(k), bool)
+        last[:-1] = k[1:] != k[:-1]          # the last duplicate of a key wins
+        k, r = k[last], r[last]
+        pos = np.searchsorted(self._keys, k)
+        hit = np.zeros(len(k), bool)
+        inb = pos < len(self._keys)
+        hit[inb] = self._keys[pos[inb]] == k[inb]
+        if hit.any():
+            self.alive.data[self._rows[pos[hit]]] = False
+            self._rows[pos[hit]] = r[hit]
+        self._keys = np.insert(self._keys, pos[~hit], k[~hit])
+        self._rows = np.insert(self._rows, pos[~hit], r[~hit])
+        self._topic_start = None
+
+    def index_remove(self, keys: np.ndarray) -> None:
+        pos = np.searchsorted(self._keys, keys)
+        inb = pos < len(self._keys)
+        pos, keys = pos[inb], keys[inb]
+        pos = pos[self._keys[pos] == keys]
+        keep = np.ones(len(self._keys), bool)
+        keep[pos] = False
+        self._keys, self._rows = self._keys[keep], self._rows[keep]
+        self._topic_start = None
+
+    def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
+        """Directory-table indexes of 16-byte directory ids (a cluster has few distinct
+        directories: match hashes against the known ones, learn the rest)."""
+        if not len(flat):
+            return np.zeros(0, np.int32)
+        flat = np.ascontiguousarray(flat)
+        h = _id_hash(flat)
+        out = np.full(len(flat), -1, np.int64)
+        if len(self._dir_hash):
+            pos = np.minimum(np.searchsorted(self._dir_hash, h), len(self._dir_hash) - 1)
+            hit = self._dir_hash[pos] == h
+            out[hit] = self._dir_hidx[pos[hit]]
+        miss = np.nonzero(out < 0)[0]
+        if len(miss):
+            _u, first = np.unique(h[miss], return_index=True)
+            for at in miss[first].tolist():
+                b = flat[at].tobytes()
+                if b not in self.dir_index:
+                    self.dir_index[b] = len(self.dir_ids)
+                    self.dir_ids.append(_uuid.UUID(bytes=b))
+            known = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+            kh = _id_hash(known)
+            order = np.argsort(kh, kind="stable")
+            self._dir_hash, self._dir_hidx = kh[order], order.astype(np.int64)
+            pos = np.minimum(np.searchsorted(self._dir_hash, h[miss]), len(self._dir_hash) - 1)
+            out[miss] = self._dir_hidx[pos]
+        # 64-bit hashes of random 128-bit ids do not collide in practice; make sure
+        w = flat.view(np.uint64).reshape(-1, 2)
+        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+        tw = table.view(np.uint64).reshape(-1, 2)
+        if not (tw[out] == w).all():
+            out = np.array([self.dir_index.setdefault(flat[i].tobytes(), len(self.dir_index))
+                            for i in range(len(flat))], np.int64)
+            for b, j in sorted(self.dir_index.items(), key=lambda kv: kv[1]):
+                if j >= len(self.dir_ids):
+                    self.dir_ids.append(_uuid.UUID(bytes=b))
+            self._dir_hash = np.zeros(0, np.uint64)
+        return out.astype(np.int32)
+
+    def row(self, r: int) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "partitionId": int(self.partition.data[r]),
+            "leader": int(self.leader.data[r]),
+            "leaderEpoch": int(self.leader_epoch.data[r]),
+            "partitionEpoch": int(self.partition_epoch.data[r]),
+            "leaderRecoveryState": int(self.leader_recovery_state.data[r]),
+        }
+        for attr, name in _LIST_FIELDS:
+            v = getattr(self, attr).get(r)
+            d[name] = [] if v is None else v
+        dirs = self.directories.get(r)
+        d["directories"] = [] if dirs is None else [self.dir_ids[i] for i in dirs]
+        return d
+
+    def row_key(self, r: int) -> int:
+        return (int(self.topic.data[r]) << 32) | int(self.partition.data[r])
+
+
+class MetadataImage:
+    """The cluster metadata as replayed from a log and/or snapshot."""
+
+    def __init__(self) -> None:
+        self.metadata_version: Optional[int] = None
+        self.features: Dict[str, int] = {}          # finalized, level > 0, metadata.version apart
+        self.kraft_version: int = 0                 # from KRaftVersion control records
+        self.voters: Optional[dict] = None          # the last VotersRecord
+        self.leader: Optional[dict] = None          # the last LeaderChange (+ "epoch")
+        self.brokers: Dict[int, dict] = {}
+        self.controllers: Dict[int, dict] = {}
+        self.topics = Topics()
+        self.partitions = Partitions()
+        self.configs: Dict[Tuple[int, str], Dict[str, str]] = {}
+        self.client_quotas: Dict[Tuple[Tuple[str, Optional[str]], ...], Dict[str, float]] = {}
+        self.acls: Dict[_uuid.UUID, dict] = {}
+        self.scram_credentials: Dict[Tuple[str, int], dict] = {}
+        self.delegation_tokens: Dict[str, dict] = {}
+        self.producer_ids: Optional[dict] = None
+        self.zk_migration_state: Optional[int] = None
+        self.last_offset: int = -1
+        self.issues: List[Issue] = []
+        self.record_counts: Dict[str, int] = {}
+        self.versions_seen: Dict[str, int] = {}     # spec name -> highest version replayed
+        self.open_transaction: Optional[str] = None
+        self.aborted_transactions: int = 0
+
+    # ------------------------------------------------------------------ views
+
+    def finalized_features(self) -> Dict[str, int]:
+        """Finalized feature levels as ``kafka-features describe`` reports them
+        (metadata.version and kraft.version included)."""
+        out = dict(self.features)
+        if self.metadata_version is not None:
+            out["metadata.version"] = self.metadata_version
+        out["kraft.version"] = self.kraft_version
+        return out
+
+    def topic_names(self) -> List[str]:
+        return sorted(self.topics.by_name)
+
+    def topic(self, name: str) -> Dict[str, Any]:
+        idx = self.topics.by_name[name]
+        p = self.partitions
+        rows = [r for r in self._topic_rows(idx)]
+        return {"name": name, "topicId": self.topics.ids[idx],
+                "partitions": {int(p.partition.data[r]): p.row(r) for r in rows}}
+
+    def _topic_rows(self, idx: int) -> List[int]:
+        p = self.partitions
+        n = p.rows
+        sel = np.nonzero((p.topic.data[:n] == idx) & p.alive.data[:n])[0]
+        return sorted(sel.tolist(), key=lambda r: int(p.partition.data[r]))
+
+    def partition(self, topic: str, partition: int) -> Dict[str, Any]:
+        idx = self.topics.by_name[topic]
+        r = int(self.partitions.lookup(np.array([(idx << 32) | partition], np.int64))[0])
+        if r < 0:
+            raise KeyError(f"{topic}-{partition}")
+        return self.partitions.row(r)
+
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+    def supported_features(self) -> Dict[str, Dict[int, Dict[str, Tuple[int, int]]]]:
+        """The feature ranges each registered node supports:
+        ``{"brokers": {id: {feature: (min, max)}}, "controllers": {...}}``."""
+        def ranges(reg: dict) -> Dict[str, Tuple[int, int]]:
+            return {f["name"]: (f["minSupportedVersion"], f["maxSupportedVersion"])
+                    for f in reg.get("features", [])}
+        return {"brokers": {b: ranges(r) for b, r in sorted(self.brokers.items())},
+                "controllers": {c: ranges(r) for c, r in sorted(self.controllers.items())}}
+
+    def summary(self) -> Dict[str, Any]:
+        return {
+            "metadata.version": self.metadata_version,
+            "features": self.finalized_features(),
+            "topics": len(self.topics),
+            "partitions": len(self.partitions),
+            "brokers": sorted(self.brokers),
+            "controllers": sorted(self.controllers),
+            "last_offset": self.last_offset,
+            "issues": len(self.issues),
+            "open_transaction": self.open_transaction,
+        }
+
+    # ------------------------------------------------------------------ shell (ls / cat)
+
+    def ls(self, path: str = "/") -> List[str]:
+        """Children of an image path, in the spirit of kafka-metadata-shell."""
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return ["acls", "brokers", "clientQuotas", "configs", "controllers",
+                    "delegationTokens", "features", "producerIds", "scramCredentials", "topics"]
+        head, rest = parts[0], parts[1:]
+        if head == "topics":
+            if not rest:
+                return self.topic_names()
+            if len(rest) == 1:
+                return [str(p) for p in sorted(self.topic(rest[0])["partitions"])]
+            return []
+        if head == "brokers":
+            return [str(b) for b in sorted(self.brokers)] if not rest else []
+        if head == "controllers":
+            return [str(c) for c in sorted(self.controllers)] if not rest else []
+        if head == "features":
+            return sorted(self.finalized_features()) if not rest else []
+        if head == "configs":
+            if not rest:
+                return sorted({_RESOURCE_TYPES.get(t, str(t)) for t, _ in self.configs})
+            if len(rest) == 1:
+                return sorted(n for t, n in self.configs if _RESOURCE_TYPES.get(t, str(t)) == rest[0])
+            return sorted(self._configs_of(rest[0], rest[1]))
+        if head == "acls":
+            return sorted(str(a) for a in self.acls)
+        if head == "scramCredentials":
+            return sorted(f"{n}/{m}" for n, m in self.scram_credentials)
+        if head == "delegationTokens":
+            return sorted(self.delegation_tokens)
+        if head == "clientQuotas":
+            return sorted(_entity_text(e) for e in self.client_quotas)
+        if head == "producerIds":
+            return []
+        raise KeyError(path)
+
+    def _configs_of(self, rtype: str, name: str) -> Dict[str, str]:
+        for (t, n), cfg in self.configs.items():
+            if _RESOURCE_TYPES.get(t, str(t)) == rtype and n == name:
+                return cfg
+        raise KeyError(f"/configs/{rtype}/{name}")
+
+    def cat(self, path: str) -> Any:
+        """The value at an image path (``/topics/orders/0``, ``/features``, ``/brokers/1``)."""
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return self.summary()
+        head, rest = parts[0], parts[1:]
+        try:
+            if head == "topics":
+                if not rest:
+                    return self.topic_names()
+                t = self.topic(rest[0])
+                if len(rest) == 1:
+                    return t
+                return t["partitions"][int(rest[1])]
+            if head == "brokers":
+                return self.brokers[int(rest[0])] if rest else self.brokers
+            if head == "controllers":
+                return self.controllers[int(rest[0])] if rest else self.controllers
+            if head == "features":
+                f = self.finalized_features()
+                return f[rest[0]] if rest else f
+            if head == "configs":
+                if len(rest) == 2:
+                    return self._configs_of(rest[0], rest[1])
+                if len(rest) == 3:
+                    return self._configs_of(rest[0], rest[1])[rest[2]]
+                return self.ls(path)
+            if head == "producerIds":
+                return self.producer_ids
+            if head == "acls":
+                return self.acls[_uuid.UUID(rest[0])] if rest else list(self.acls.values())
+            if head == "scramCredentials":
+                if rest:
+                    n, m = rest[0], int(rest[1])
+                    return self.scram_credentials[(n, m)]
+                return list(self.scram_credentials.values())
+            if head == "delegationTokens":
+                return self.delegation_tokens[rest[0]] if rest else list(self.delegation_tokens.values())
+            if head == "clientQuotas":
+                if rest:
+                    for e, q in self.client_quotas.items():
+                        if _entity_text(e) == rest[0]:
+                            return q
+                    raise KeyError(rest[0])
+                return {_entity_text(e): q for e, q in self.client_quotas.items()}
+        except (KeyError, IndexError, ValueError):
+            pass
+        raise KeyError(f"no such image path: {path}")
+
+    # ------------------------------------------------------------------ replay
+
+    def _issue(self, offset: int, file: Optional[str], mr: Optional[MetadataRecord], kind: str,
+               message: str, raw: bytes = b"") -> None:
+        self.issues.append(Issue(offset, file, mr.api_key if mr else None,
+                                 mr.version if mr else None, kind, message,
+                                 mr.raw if mr else raw))
+
+    def _count(self, name: str, version: int, n: int = 1) -> None:
+        self.record_counts[name] = self.record_counts.get(name, 0) + n
+        if version > self.versions_seen.get(name, -1):
+            self.versions_seen[name] = version
+
+    def apply_record(self, name: str, value: dict, version: int, offset: int = -1,
+                     file: Optional[str] = None) -> None:
+        """Apply one decoded metadata record (outside any transaction bookkeeping)."""
+        self._count(name, version)
+        fn = _APPLY.get(name)
+        if fn is None:
+            return
+        try:
+            fn(self, value)
+        except _Invalid as e:
+            self.issues.append(Issue(offset, file, RECORD_TYPES_BY_NAME.get(name), version,
+                                     "invalid", str(e), b""))
+
+    # bulk runs ---------------------------------------------------------------
+
+    def _apply_topics(self, names: List[str], ids: List[bytes]) -> None:
+        self.topics.add_many(names, ids)
+
+    def _apply_partitions(self, pc: "_PartCols", version: int) -> None:
+        p = self.partitions
+        tidx = self.topics.lookup(pc.topic_ids)
+        known = tidx >= 0
+        if not known.all():
+            for i in np.nonzero(~known)[0].tolist():
+                self.issues.append(Issue(int(pc.offsets[i]), pc.file, _PARTITION, version, "invalid",
+                                         f"PartitionRecord for unknown topic id "
+                                         f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}", b""))
+            pc = pc.take(np.nonzero(known)[0])
+            tidx = tidx[known]
+        m = len(tidx)
+        if not m:
+            return
+        base = p.rows
+        p.topic.extend(tidx)
+        p.partition.extend(pc.scalar["partitionId"])
+        p.leader.extend(pc.scalar["leader"])
+        p.leader_epoch.extend(pc.scalar["leaderEpoch"])
+        p.partition_epoch.extend(pc.scalar["partitionEpoch"])
+        p.leader_recovery_state.extend(pc.scalar["leaderRecoveryState"])
+        p.alive.extend(np.ones(m, bool))
+        for attr, field in _LIST_FIELDS:
+            flat, lens = pc.lists[field]
+            # absent or null lists of a new partition are empty
+            getattr(p, attr).append_flat(flat, np.maximum(lens, 0))
+        flat, lens = pc.lists["directories"]
+        p.directories.append_flat(p.dir_indexes(flat), np.maximum(lens, 0))
+        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
+        p.index_add(keys, np.arange(base, base + m, dtype=np.int64))
+
+    def _apply_changes(self, pc: "_PartCols", version: int) -> None:
+        p = self.partitions
+        tidx = self.topics.lookup(pc.topic_ids)
+        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
+        rows = p.lookup(keys)
+        rows[tidx < 0] = -1
+        bad = rows < 0
+        if bad.any():
+            for i in np.nonzero(bad)[0].tolist():
+                self.issues.append(Issue(int(pc.offsets[i]), pc.file, _CHANGE, version, "invalid",
+                                         f"PartitionChangeRecord for unknown partition "
+                                         f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}-"
+                                         f"{int(pc.scalar['partitionId'][i])}", b""))
+            ok = np.nonzero(~bad)[0]
+            pc = pc.take(ok)
+            rows = rows[ok]
+        if not len(rows):
+            return
+        r = rows
+        # every change bumps the partition epoch; a leader change also the leader epoch
+        last = _LastOf(r)
+        p.partition_epoch.data[last.keys] += last.counts().astype(np.int32)
+        leader = pc.scalar["leader"]
+        moved = leader != NO_LEADER_CHANGE
+        if moved.any():
+            p.leader_epoch.data[last.keys] += last.counts(moved).astype(np.int32)
+            sel = last.of(moved)
+            p.leader.data[r[sel]] = leader[sel]
+        lrs = pc.scalar["leaderRecoveryState"]
+        setl = lrs != -1
+        if setl.any():
+            sel = last.of(setl)
+            p.leader_recovery_state.data[r[sel]] = lrs[sel]
+        for attr, field in _LIST_FIELDS + (("directories", "directories"),):
+            flat, lens = pc.lists[field]
+            has = lens >= 0          # absent (-2) and null (-1): no change
+            if not has.any():
+                continue
+            if field == "directories":
+                flat = p.dir_indexes(flat)
+            starts = _starts(np.maximum(lens, 0))
+            sel = last.of(has)
+            getattr(p, attr).set_flat(r[sel], flat, starts[sel], lens[sel])
+        rep = pc.lists["replicas"][1] >= 0
+        if rep.any():
+            # replicas changed: directories that no longer line up become MIGRATING
+            rr = np.unique(r[rep])
+            mism = rr[p.directories.length.data[rr] != p.replicas.length.data[rr]]
+            mism = mism[p.directories.length.data[mism] > 0]
+            if len(mism):
+                zero = p.dir_indexes(np.zeros((1, 16), np.uint8))[0]
+                ln = p.replicas.length.data[mism].astype(np.int64)
+                p.directories.set_flat(mism, np.full(int(ln.sum()), zero, np.int32), _starts(ln), ln)
+
+    def _remove_topic(self, idx: int) -> None:
+        p = self.partitions
+        rows = np.array(self._topic_rows(idx), np.int64)
+        if len(rows):
+            p.alive.data[rows] = False
+            p.index_remove(np.sort((np.int64(idx) << 32) | p.partition.data[rows].astype(np.int64)))
+        name = self.topics.names[idx]
+        self.topics.remove(idx)
+        self.configs.pop((2, name), None)
+
+    def _clear_elr(self, idx: Optional[int]) -> None:
+        p = self.partitions
+        n = p.rows
+        mask = p.alive.data[:n].copy()
+        if idx is not None:
+            mask &= p.topic.data[:n] == idx
+        mask &= (p.elr.length.data[:n] > 0) | (p.last_known_elr.length.data[:n] > 0)
+        rows = np.nonzero(mask)[0]
+        if len(rows):
+            zeros = np.zeros(len(rows), np.int64)
+            p.elr.set_flat(rows, np.zeros(0, np.int32), zeros, zeros)
+            p.last_known_elr.set_flat(rows, np.zeros(0, np.int32), zeros, zeros)
+            p.partition_epoch.data[rows] += 1
+
+    def reset(self) -> None:
+        """Forget everything (a snapshot starts here)."""
+        keep_issues = self.issues
+        self.__init__()  # type: ignore[misc]
+        self.issues = keep_issues
+
+    def compact(self) -> None:
+        """Drop deleted partition rows and superseded list values."""
+        p = self.partitions
+        n = p.rows
+        keep = np.nonzero(p.alive.data[:n])[0]
+        live_values = sum(int(getattr(p, a).length.view.sum()) for a, _ in _LIST_FIELDS)
+        all_values = sum(getattr(p, a).values.n for a, _ in _LIST_FIELDS)
+        if len(keep) > 0.8 * n and all_values < 2 * live_values + 1024:
+            return      # little to gain: superseded values are under half
+        q = Partitions()
+        for a in ("topic", "partition", "leader", "leader_epoch", "partition_epoch",
+                  "leader_recovery_state", "alive"):
+            getattr(q, a).extend(getattr(p, a).data[keep])
+        for a, _ in _LIST_FIELDS + (("directories", ""),):
+            setattr(q, a, getattr(p, a).compact(keep))
+        q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
+        q._dir_hash, q._dir_hidx = p._dir_hash, p._dir_hidx
+        keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
+        order = np.argsort(keys, kind="stable")
+        q._keys, q._rows = keys[order], order.astype(np.int64)
+        q._topic_start = None
+        self.partitions = q
+
+
+RECORD_TYPES_BY_NAME = {v: k for k, v in RECORD_TYPES.items()}
+# ConfigResource.Type ids
+_RESOURCE_TYPES = {2: "topic", 4: "broker", 8: "broker-logger", 16: "client-metrics", 32: "group"}
+
+
+def _entity_text(entity: Tuple[Tuple[str, Optional[str]], ...]) -> str:
+    return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in entity)
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _uuid_bytes(col: Any) -> List[bytes]:
+    if hasattr(col, "to_pylist"):
+        return [b if isinstance(b, bytes) else b.bytes for b in col.to_pylist()]
+    return [u.bytes for u in col]
+
+
+def _uuids(col: Any) -> List[_uuid.UUID]:
+    return [_uuid.UUID(bytes=b) for b in _uuid_bytes(col)]
+
+
+def _uuid_lists(v: Any) -> Optional[List[_uuid.UUID]]:
+    if v is None:
+        return None
+    return [x if isinstance(x, _uuid.UUID) else _uuid.UUID(bytes=bytes(x)) for x in v]
+
+
+# ---------------------------------------------------------------------- record appliers
+
+def _feature_level(img: MetadataImage, v: dict) -> None:
+    name, level = v["name"], v["featureLevel"]
+    if name == "metadata.version":
+        img.metadata_version = level
+    elif name == "kraft.version":
+        pass   # KAFKA-18979: kraft.version comes from the KRaftVersion control record
+    elif level == 0:
+        img.features.pop(name, None)
+    else:
+        img.features[name] = level
+
+
+def _register_broker(img: MetadataImage, v: dict) -> None:
+    img.brokers[v["brokerId"]] = dict(v)
+
+
+def _unregister_broker(img: MetadataImage, v: dict) -> None:
+    b = img.brokers.get(v["brokerId"])
+    if b is None or b["brokerEpoch"] != v["brokerEpoch"]:
+        raise _Invalid(f"Unable to replay {v}: no broker registration with that epoch found")
+    del img.brokers[v["brokerId"]]
+
+
+def _broker(img: MetadataImage, v: dict) -> dict:
+    b = img.brokers.get(v["brokerId"])
+    if b is None or b["brokerEpoch"] != v["brokerEpoch"]:
+        raise _Invalid(f"no broker {v['brokerId']} registration with epoch {v['brokerEpoch']}")
+    return b
+
+
+def _fence(img: MetadataImage, v: dict) -> None:
+    _broker(img, {"brokerId": v["id"], "brokerEpoch": v["epoch"]})["fenced"] = True
+
+
+def _unfence(img: MetadataImage, v: dict) -> None:
+    _broker(img, {"brokerId": v["id"], "brokerEpoch": v["epoch"]})["fenced"] = False
+
+
+def _broker_change(img: MetadataImage, v: dict) -> None:
+    b = _broker(img, v)
+    if v.get("fenced", 0) == 1:        # BrokerRegistrationFencingChange: 1 fence, -1 unfence
+        b["fenced"] = True
+    elif v.get("fenced", 0) == -1:
+        b["fenced"] = False
+    if v.get("inControlledShutdown", 0) == 1:
+        b["inControlledShutdown"] = True
+    if v.get("logDirs"):
+        b["logDirs"] = list(v["logDirs"])
+
+
+def _register_controller(img: MetadataImage, v: dict) -> None:
+    img.controllers[v["controllerId"]] = dict(v)
+
+
+def _topic(img: MetadataImage, v: dict) -> None:
+    img.topics.add(v["name"], v["topicId"])
+
+
+def _partition(img: MetadataImage, v: dict) -> None:
+    img._apply_partitions(_partcols_from_dicts("PartitionRecord", [v], np.array([-1]), None), 0)
+
+
+def _change(img: MetadataImage, v: dict) -> None:
+    img._apply_changes(_partcols_from_dicts("PartitionChangeRecord", [v], np.array([-1]), None), 0)
+
+
+def _remove_topic(img: MetadataImage, v: dict) -> None:
+    idx = img.topics.by_id.get(v["topicId"].bytes)
+    if idx is None:
+        raise _Invalid(f"Unable to delete topic with id {v['topicId']}: no such topic found.")
+    img._remove_topic(idx)
+
+
+def _clear_elr(img: MetadataImage, v: dict) -> None:
+    name = v["topicName"]
+    if name:
+        idx = img.topics.by_name.get(name)
+        if idx is None:
+            raise _Invalid(f"Unable to clear elr for topic with name {name}: no such topic found.")
+        img._clear_elr(idx)
+    else:
+        img._clear_elr(None)
+
+
+def _config(img: MetadataImage, v: dict) -> None:
+    key = (v["resourceType"], v["resourceName"])
+    if v["value"] is None:
+        cfg = img.configs.get(key)
+        if cfg is not None:
+            cfg.pop(v["name"], None)
+            if not cfg:
+                del img.configs[key]
+    else:
+        img.configs.setdefault(key, {})[v["name"]] = v["value"]
+
+
+def _quota(img: MetadataImage, v: dict) -> None:
+    entity = tuple(sorted((e["entityType"], e["entityName"]) for e in v["entity"]))
+    if v["remove"]:
+        q = img.client_quotas.get(entity)
+        if q is not None:
+            q.pop(v["key"], None)
+            if not q:
+                del img.client_quotas[entity]
+    else:
+        img.client_quotas.setdefault(entity, {})[v["key"]] = v["value"]
+
+
+def _producer_ids(img: MetadataImage, v: dict) -> None:
+    img.producer_ids = dict(v)
+
+
+def _acl(img: MetadataImage, v: dict) -> None:
+    img.acls[v["id"]] = dict(v)
+
+
+def _remove_acl(img: MetadataImage, v: dict) -> None:
+    if img.acls.pop(v["id"], None) is None:
+        raise _Invalid(f"Failed to remove ACL {v['id']}: not found")
+
+
+def _scram(img: MetadataImage, v: dict) -> None:
+    img.scram_credentials[(v["name"], v["mechanism"])] = dict(v)
+
+
+def _remove_scram(img: MetadataImage, v: dict) -> None:
+    img.scram_credentials.pop((v["name"], v["mechanism"]), None)
+
+
+def _token(img: MetadataImage, v: dict) -> None:
+    img.delegation_tokens[v["tokenId"]] = dict(v)
+
+
+def _remove_token(img: MetadataImage, v: dict) -> None:
+    img.delegation_tokens.pop(v["tokenId"], None)
+
+
+def _zk_migration(img: MetadataImage, v: dict) -> None:
+    img.zk_migration_state = v["zkMigrationState"]
+
+
+_APPLY = {
+    "FeatureLevelRecord": _feature_level,
+    "RegisterBrokerRecord": _register_broker,
+    "UnregisterBrokerRecord": _unregister_broker,
+    "FenceBrokerRecord": _fence,
+    "UnfenceBrokerRecord": _unfence,
+    "BrokerRegistrationChangeRecord": _broker_change,
+    "RegisterControllerRecord": _register_controller,
+    "TopicRecord": _topic,
+    "PartitionRecord": _partition,
+    "PartitionChangeRecord": _change,
+    "RemoveTopicRecord": _remove_topic,
+    "ClearElrRecord": _clear_elr,
+    "ConfigRecord": _config,
+    "ClientQuotaRecord": _quota,
+    "ProducerIdsRecord": _producer_ids,
+    "AccessControlEntryRecord": _acl,
+    "RemoveAccessControlEntryRecord": _remove_acl,
+    "UserScramCredentialRecord": _scram,
+    "RemoveUserScramCredentialRecord": _remove_scram,
+    "DelegationTokenRecord": _token,
+    "RemoveDelegationTokenRecord": _remove_token,
+    "ZkMigrationStateRecord": _zk_migration,
+}
+
+
+# ---------------------------------------------------------------------- the replay loop
+
+_PART_SCALARS = ("partitionId", "leader", "leaderEpoch", "partitionEpoch", "leaderRecoveryState")
+_PART_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas", "eligibleLeaderReplicas",
+               "lastKnownElr", "directories")
+_ROLES: Dict[Tuple[str, int], Tuple[list, Any]] = {}
+
+
+class _PartCols:
+    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` int64,
+    ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with lengths
+    -2 absent, -1 null; ``offsets`` the log offsets."""
+    __slots__ = ("scalar", "topic_ids", "lists", "offsets", "file")
+
+    def __init__(self, scalar, topic_ids, lists, offsets, file):
+        self.scalar, self.topic_ids, self.lists, self.offsets, self.file = \
+            scalar, topic_ids, lists, offsets, file
+
+    def take(self, idx: np.ndarray) -> "_PartCols":
+        lists = {}
+        for k, (flat, lens) in self.lists.items():
+            ln = np.maximum(lens, 0).astype(np.int64)
+            st = _starts(ln)[idx]
+            sl = ln[idx]
+            total = int(sl.sum())
+            pos = np.repeat(st - _starts(sl), sl) + np.arange(total)
+            lists[k] = (flat[pos], lens[idx])
+        return _PartCols({k: v[idx] for k, v in self.scalar.items()}, self.topic_ids[idx], lists,
+                         self.offsets[idx], self.file)
+
+
+def _roles(name: str, version: int):
+    key = (name, version)
+    got = _ROLES.get(key)
+    if got is None:
+        prog = kcodec.program(name, version, newer="latest")
+        where: Dict[str, Tuple[int, Any]] = {}
+        for i, f in enumerate(prog.top.fields):
+            where[f.name] = (i, getattr(f, "default", 0))
+        for k, f in enumerate(prog.top.tagged):
+            where[f.name] = (-1 - k, getattr(f, "default", 0))
+        defaults = {"leaderRecoveryState": -1 if name == "PartitionChangeRecord" else 0,
+                    "leader": NO_LEADER_CHANGE if name == "PartitionChangeRecord" else -1}
+        roles = []
+        for slot, s in enumerate(_PART_SCALARS):
+            ref = where.get(s, (_ABSENT, 0))[0]
+            roles.append((ref, 0, slot, defaults.get(s, -1)))
+        roles.append((where.get("topicId", (_ABSENT, 0))[0], 1, 0, 0))
+        for slot, s in enumerate(_PART_LISTS):
+            roles.append((where.get(s, (_ABSENT, 0))[0], 3 if s == "directories" else 2, slot, 0))
+        got = _ROLES[key] = (roles, prog.code)
+    return got
+
+
+def _extract(name: str, version: int, ch: "_Chunk", rows: np.ndarray
+             ) -> Tuple[_PartCols, np.ndarray, np.ndarray]:
+    """Columns of the record bodies of rows ``rows`` of a chunk; plus each row's status
+    and error offset (in the body)."""
+    offsets = ch.offsets[rows]
+    if _native_image is not None:
+        roles, code = _roles(name, version)
+        sc, uu, ll, vals, st, eo, _bad = _native_image.extract(code, ch.values, rows, 3, roles)
+        scalar = {s: sc[i] for i, s in enumerate(_PART_SCALARS)}
+        lists = {s: (vals[i], ll[i]) for i, s in enumerate(_PART_LISTS)}
+        return _PartCols(scalar, uu[0], lists, offsets, ch.file), st, eo
+    # no extension: the engine's dicts, laid out the same way
+    dicts, st, eo = [], np.zeros(len(rows), np.int32), np.zeros(len(rows), np.int64)
+    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
+    for i, body in enumerate(ch.bodies(rows)):
+        try:
+            dicts.append(kcodec.decode(name, body, version, newer=newer))
+        except CodecError as ex:
+            st[i], eo[i] = 1, ex.offset or 0
+            dicts.append({})
+    return _partcols_from_dicts(name, dicts, offsets, ch.file), st, eo
+
+
+def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
+                         file: Optional[str]) -> _PartCols:
+    change = name == "PartitionChangeRecord"
+    dflt = {"leaderRecoveryState": -1 if change else 0, "leader": NO_LEADER_CHANGE if change else -1}
+    scalar = {s: np.array([d.get(s, dflt.get(s, -1)) for d in dicts], np.int64) for s in _PART_SCALARS}
+    ids = np.frombuffer(b"".join((d["topicId"].bytes if "topicId" in d else bytes(16)) for d in dicts),
+                        np.uint8).reshape(-1, 16)
+    lists = {}
+    for s in _PART_LISTS:
+        vals = [d.get(s, _MISSING) for d in dicts]
+        lens = np.array([-2 if v is _MISSING else (-1 if v is None else len(v)) for v in vals], np.int32)
+        if s == "directories":
+            flat = np.frombuffer(b"".join(u.bytes for v in vals if v and v is not _MISSING for u in v),
+                                 np.uint8).reshape(-1, 16)
+        else:
+            flat = np.array([x for v in vals if v and v is not _MISSING for x in v], np.int32)
+        lists[s] = (flat, lens)
+    return _PartCols(scalar, ids, lists, offsets, file)
+
+
+_MISSING = object()
+_ABSENT = -0x80000000
+# records whose place among topic/partition records matters
+_BARRIERS = {RECORD_TYPES_BY_NAME["RemoveTopicRecord"], RECORD_TYPES_BY_NAME["ClearElrRecord"]}
+
+
+def _snapshot_end(file: Optional[str]) -> Optional[int]:
+    if not file:
+        return None
+    m = re.match(r"(\d{20})-(\d+)\.checkpoint$", os.path.basename(file))
+    return int(m.group(1)) if m else None
+
+
+class _Chunk:
+    """One chunk of the log: its record values and, per row, the frame's first bytes."""
+
+    def __init__(self, cols: Dict[str, Any]) -> None:
+        values = cols["value"]
+        if values and any(v is not None and not isinstance(v, bytes) for v in values[:1]):
+            values = [None if v is None else bytes(v) for v in values]
+        self.file = cols["file"]
+        self.values = values
+        self.keys = cols["key"]
+        self.offsets = np.asarray(cols["offset"], np.int64)
+        self.epochs = cols["batch_partition_leader_epoch"]
+        self.ctrl = (np.asarray(cols["batch_attributes"]) & 0x20) != 0
+        if _native_image is not None:
+            head, lens = _native_image.frame_heads(values)
+        else:
+            n = len(values)
+            lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
+            head = np.full((n, 3), -1, np.int64)
+            for i, v in enumerate(values):
+                if v is not None:
+                    head[i, :min(len(v), 3)] = list(v[:3])
+        self.lens = lens
+        self.api = head[:, 1]
+        self.ver = head[:, 2]
+        fast = (lens >= 3) & (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80) & ~self.ctrl
+        self.fast = fast
+        self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
+
+    def bodies(self, rows: np.ndarray) -> List[bytes]:
+        vals = self.values
+        return [vals[i][3:] for i in rows.tolist()]
+
+
+class _Replayer:
+    def __init__(self, img: MetadataImage) -> None:
+        self.img = img
+        self.txn: Optional[List[Tuple[_Chunk, np.ndarray]]] = None
+        self.pending: List[Tuple[_Chunk, np.ndarray]] = []
+        self.pending_change = False
+        self.skip_below = -1
+        self.snapshot_file: Optional[str] = None
+
+    def feed(self, ch: _Chunk, idx: np.ndarray) -> None:
+        """Rows ``idx`` (log order) of a chunk."""
+        if self.skip_below >= 0 and ch.file != self.snapshot_file:
+            idx = idx[(ch.offsets[idx] >= self.skip_below) | ch.ctrl[idx]]
+        special = np.nonzero(~ch.hot[idx])[0].tolist()
+        start = 0
+        for p in special:
+            if start < p:
+                self._hot(ch, idx[start:p])
+            start = p + 1
+            self._special(ch, int(idx[p]))
+        if start < len(idx):
+            self._hot(ch, idx[start:])
+
+    def _hot(self, ch: _Chunk, rows: np.ndarray) -> None:
+        if self.txn is not None:
+            self.txn.append((ch, rows))
+            return
+        while len(rows):
+            a = ch.api[rows]
+            if self.pending_change:
+                cut = np.nonzero(a == _PARTITION)[0]
+            else:
+                c5 = np.nonzero(a == _CHANGE)[0]
+                cut = np.nonzero(a[c5[0]:] == _PARTITION)[0] + c5[0] if len(c5) else c5
+            if not len(cut):
+                self.pending.append((ch, rows))
+                self.pending_change = self.pending_change or bool((a == _CHANGE).any())
+                return
+            # a partition created after changes: apply what came before first
+            if cut[0]:
+                self.pending.append((ch, rows[:cut[0]]))
+                self.pending_change = self.pending_change or bool((a[:cut[0]] == _CHANGE).any())
+            self.flush()
+            rows = rows[cut[0]:]
+
+    def _special(self, ch: _Chunk, i: int) -> None:
+        img = self.img
+        off = int(ch.offsets[i])
+        if ch.ctrl[i]:
+            self.control(ch.keys[i], ch.values[i], off, ch.file, int(ch.epochs[i]))
+            return
+        v = ch.values[i]
+        mr = read_record(v) if v is not None else MetadataRecord(
+            None, None, None, None, b"", "error", "null value")
+        k = mr.api_key
+        if k in (_BEGIN, _END, _ABORT) and mr.ok:
+            self.flush()
+            self._txn_marker(ch, i, mr)
+            return
+        if self.txn is not None:
+            self.txn.append((ch, np.array([i], np.int64)))
+            return
+        if k in _BARRIERS or not mr.ok:
+            self.flush()
+        img.last_offset = max(img.last_offset, off)
+        if mr.status in ("unknown_type", "error"):
+            img._issue(off, ch.file, mr, mr.status, mr.error or "")
+            return
+        if mr.status == "newer_version":
+            img._issue(off, ch.file, mr, "newer_version",
+                       f"{mr.type} version {mr.version} is newer than the specs; replayed "
+                       f"with the newest known layout")
+        if k in (_PARTITION, _CHANGE):
+            self.flush()
+            pc = _partcols_from_dicts(mr.type, [mr.value], np.array([off]), ch.file)
+            img._count(mr.type, mr.version)
+            (img._apply_partitions if k == _PARTITION else img._apply_changes)(pc, mr.version)
+            return
+        img.apply_record(mr.type, mr.value, mr.version, off, ch.file)  # type: ignore[arg-type]
+
+    def _txn_marker(self, ch: _Chunk, i: int, mr: MetadataRecord) -> None:
+        img = self.img
+        img._count(mr.type, mr.version)   # type: ignore[arg-type]
+        img.last_offset = max(img.last_offset, int(ch.offsets[i]))
+        if mr.api_key == _BEGIN:
+            if self.txn is not None:
+                img.issues.append(Issue(int(ch.offsets[i]), ch.file, _BEGIN, mr.version, "invalid",
+                                        "BeginTransactionRecord inside a transaction", b""))
+                segs, self.txn = self.txn, None
+                for c, r in segs:
+                    self.feed(c, r)
+                self.flush()
+            self.txn = []
+            img.open_transaction = (mr.value or {}).get("name", "")
+        elif mr.api_key == _END:
+            segs, self.txn = (self.txn or []), None
+            img.open_transaction = None
+            for c, r in segs:
+                self.feed(c, r)
+            self.flush()
+        else:
+            self.txn = None
+            img.open_transaction = None
+            img.aborted_transactions += 1
+
+    def control(self, key: Optional[bytes], value: Optional[bytes], offset: int, file: Optional[str],
+                epoch: int) -> None:
+        img = self.img
+        if key is None or len(key) < 4:
+            img.issues.append(Issue(offset, file, None, None, "error",
+                                    "control record key shorter than 4 bytes", key or b""))
+            return
+        ctype = int.from_bytes(key[2:4], "big", signed=True)
+        entry = CONTROL_MESSAGES.get(ctype)
+        if entry is None or value is None:
+            return
+        try:
+            v = kcodec.read(entry[1], value, 0, trailing="allow").value
+        except CodecError as e:
+            img.issues.append(Issue(offset, file, None, None, "error", f"{entry[1]}: {e}", value))
+            return
+        if ctype == 3:          # SnapshotHeader: a snapshot replaces the image
+            self.flush()
+            self.txn = None
+            img.reset()
+            end = _snapshot_end(file)
+            if end is not None:
+                self.skip_below, self.snapshot_file = end, file
+        elif ctype == 2:
+            img.leader = dict(v, epoch=epoch)
+        elif ctype == 5:
+            img.kraft_version = v["kRaftVersion"]
+        elif ctype == 6:
+            img.voters = v
+        img.last_offset = max(img.last_offset, offset)
+
+    def flush(self) -> None:
+        """Apply the pending runs: topics, then partitions, then changes (log order
+        within each; _hot keeps a partition created after a change out of the run)."""
+        if not self.pending:
+            return
+        segs, self.pending, self.pending_change = self.pending, [], False
+        img = self.img
+        merged: List[Tuple[_Chunk, np.ndarray]] = []
+        for ch, rows in segs:          # one run per chunk: fewer, bigger bulk calls
+            if merged and merged[-1][0] is ch:
+                merged[-1] = (ch, np.concatenate([merged[-1][1], rows]))
+            else:
+                merged.append((ch, rows))
+        segs = merged
+        for ch, rows in segs:
+            img.last_offset = max(img.last_offset, int(ch.offsets[rows[-1]]))
+        for key in (_TOPIC, _PARTITION, _CHANGE):
+            for ch, rows in segs:
+                sel = rows[ch.api[rows] == key]
+                if not len(sel):
+                    continue
+                for ver in np.unique(ch.ver[sel]).tolist():
+                    part = sel[ch.ver[sel] == ver]
+                    self._bulk(ch, key, int(ver), part)
+
+    def _bulk(self, ch: _Chunk, key: int, ver: int, rows: np.ndarray) -> None:
+        img = self.img
+        name = _BULK[key]
+        newer = ver > kcodec.spec(name).valid_versions.highest
+        if key == _TOPIC:
+            cols = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer="latest" if newer else "error")
+            okm = np.asarray(cols["_ok"], bool)
+            names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
+            ids = _uuid_bytes(cols["topicId"]) if okm.all() else None
+            st = np.where(okm, 0, 1)
+            errs = cols["_error"]
+        else:
+            pc, st, eo = _extract(name, ver, ch, rows)
+            okm = st == 0
+            errs = None
+        if not okm.all():
+            for j in np.nonzero(~okm)[0].tolist():
+                r = int(rows[j])
+                why = errs[j] if errs is not None else f"{name} v{ver} does not decode (engine error {int(st[j])} at byte {int(eo[j]) + 3})"
+                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "error", why,
+                                        bytes(ch.values[r])))
+        if newer:
+            for r in rows.tolist():
+                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "newer_version",
+                                        f"{name} version {ver} is newer than the specs; replayed "
+                                        "with the newest known layout", bytes(ch.values[r])))
+        good = np.nonzero(okm)[0]
+        if not len(good):
+            return
+        img._count(name, ver, len(good))
+        if key == _TOPIC:
+            if ids is None:
+                ids = _uuid_bytes(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
+                                  else [cols["topicId"][i] for i in good.tolist()])
+                names = [names[i] for i in good.tolist()]
+            img._apply_topics(names, ids)
+        elif key == _PARTITION:
+            img._apply_partitions(pc if len(good) == len(rows) else pc.take(good), ver)
+        else:
+            img._apply_changes(pc if len(good) == len(rows) else pc.take(good), ver)
+
+
+def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bool = True,
+           compact: bool = True) -> MetadataImage:
+    """Replay a metadata log, snapshot, directory (``bootstrap.checkpoint``,
+    ``*.checkpoint`` snapshots and ``__cluster_metadata-0`` segments), bytes, or a list
+    of those in order, into a :class:`MetadataImage`.  Corrupt batches, unknown record
+    types and versions newer than the specs are recorded in ``image.issues``."""
+    img = image if image is not None else MetadataImage()
+    rp = _Replayer(img)
+    for cols in log.iter_columns(source, verify_crc=verify_crc):
+        for e in cols["errors"]:
+            img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
+        if not len(cols["offset"]):
+            continue
+        ch = _Chunk(cols)
+        rp.feed(ch, np.arange(len(ch.offsets), dtype=np.int64))
+        rp.flush()
+    rp.flush()
+    if compact:
+        img.compact()
+    return img
+
+
+def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Dict[str, Any]]]:
+    """Decode every metadata record of a log into columns, one ``(record type, version,
+    columns)`` per chunk of the log and type/version, in the order they first appear.
+
+    PartitionRecord / PartitionChangeRecord columns: ``offset``, the scalar fields
+    (int64), ``topicId`` ((n, 16) uint8), and each list field as ``(values, lengths)``
+    (lengths -2: absent, -1: null); every other type: the engine's
+    :func:`kcodec.decode_bulk` columns plus ``offset``.  Control records, unknown types
+    and malformed frames are left to :func:`replay` (which reports them)."""
+    for cols in log.iter_columns(source, verify_crc=verify_crc):
+        if not len(cols["offset"]):
+            continue
+        ch = _Chunk(cols)
+        idx = np.nonzero(ch.fast)[0]
+        if not len(idx):
+            continue
+        key = ch.api[idx] * 0x10000 + ch.ver[idx]
+        for k in np.unique(key).tolist():
+            rows = idx[key == k]
+            api, ver = divmod(int(k), 0x10000)
+            name = RECORD_TYPES.get(api)
+            if name is None:
+                continue
+            newer = "latest" if ver > kcodec.spec(name).valid_versions.highest else "error"
+            if api in (_PARTITION, _CHANGE):
+                pc, st, _eo = _extract(name, ver, ch, rows)
+                out: Dict[str, Any] = dict(pc.scalar)
+                out["topicId"] = pc.topic_ids
+                out.update(pc.lists)
+                out["_ok"] = st == 0
+            else:
+                out = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer=newer)
+                out["_ok"] = np.asarray(out["_ok"], bool)
+            out["offset"] = ch.offsets[rows]
+            yield name, ver, out

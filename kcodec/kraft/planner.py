@@ -1,0 +1,263 @@
+"""UpdateFeatures against an image, with Kafka 4.1.1's controller semantics
+(FeatureControlManager.updateFeatures, QuorumFeatures, Feature.validateVersion).
+
+Every failure is ``INVALID_UPDATE_VERSION`` (95) with the controller's message; any
+failing feature fails the whole request and writes nothing.  A dry run
+(``validate_only``) runs every check and returns the records it would have written.
+
+    >>> from kcodec.kraft.planner import FeatureUpdate, plan
+    >>> # plan(image, [FeatureUpdate("metadata.version", 21, "SAFE_DOWNGRADE")])
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from . import features as F
+from .image import MetadataImage
+
+__all__ = ["FeatureUpdate", "UpdateResult", "Downgrade", "plan", "UPGRADE_TYPES",
+           "INVALID_UPDATE_VERSION", "java_hashmap_order", "classify_downgrade"]
+
+INVALID_UPDATE_VERSION = 95
+#: FeatureUpdate.UpgradeType
+UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
+_KRAFT = "kraft.version"
+
+
+class FeatureUpdate(NamedTuple):
+    """One entry of an UpdateFeatures request (``level`` 0 disables a feature)."""
+    feature: str
+    level: int
+    upgrade_type: str = "UPGRADE"     # UPGRADE | SAFE_DOWNGRADE | UNSAFE_DOWNGRADE | UNKNOWN
+
+
+class Downgrade(NamedTuple):
+    """What a metadata.version downgrade would do to the image."""
+    lossy: bool                 # MetadataVersion.checkIfMetadataChanged
+    changed_at: List[str]       # the levels in (target, current] that changed metadata
+    losses: List[Tuple[str, str, int]]   # (record, field or "*" for the whole record, count)
+
+
+class UpdateResult(NamedTuple):
+    error_code: int                      # 0 NONE, 95 INVALID_UPDATE_VERSION
+    error: str                           # NONE | INVALID_UPDATE_VERSION
+    message: Optional[str]
+    records: List[Tuple[str, dict, int]]  # (record, value, version) the controller would write
+    validate_only: bool
+    downgrade: Optional[Downgrade] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code == 0
+
+
+def _java_string_hash(s: str) -> int:
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: Iterable[str]) -> List[str]:
+    """The iteration order of a java.util.HashMap holding ``keys`` inserted in order
+    (the controller walks the request's features in that order: the first failure is
+    the one reported)."""
+    ks: List[str] = []
+    for k in keys:
+        if k not in ks:
+            ks.append(k)
+    cap = 16
+    while len(ks) > cap * 0.75:
+        cap *= 2
+
+    def bucket(k: str) -> int:
+        h = _java_string_hash(k)
+        return (h ^ (h >> 16)) & (cap - 1)
+    return sorted(ks, key=lambda k: (bucket(k), ks.index(k)))
+
+
+def _range_text(lo: int, hi: int) -> str:
+    """VersionRange.toString."""
+    if lo == hi:
+        return str(lo)
+    if hi == 0x7FFF:
+        return f"{lo}+"
+    return f"{lo}-{hi}"
+
+
+def _reason_not_supported(level: int, what: str, rng: Tuple[int, int]) -> Optional[str]:
+    lo, hi = rng
+    if not lo <= level <= hi:
+        if hi == 0:
+            return f"{what} does not support this feature."
+        return f"{what} only supports versions {_range_text(lo, hi)}"
+    return None
+
+
+def _invalid_update(feature: str, level: int, msg: str) -> str:
+    return f"Invalid update version {level} for feature {feature}. {msg}"
+
+
+def _invalid_mv(level: int, msg: str) -> str:
+    return f"Invalid metadata.version {level}. {msg}"
+
+
+def _unsupported_downgrade(cur: int, new: int, msg: str) -> str:
+    return f"Unsupported metadata.version downgrade from {cur} to {new}. {msg}"
+
+
+class _Controller:
+    """The active controller's view: its own supported ranges, the registered nodes'."""
+
+    def __init__(self, image: MetadataImage, controller_id: Optional[int],
+                 local_supported: Optional[Dict[str, Tuple[int, int]]], unstable: bool) -> None:
+        sup = image.supported_features()
+        if controller_id is None:
+            controller_id = (image.leader or {}).get("leaderId")
+            if controller_id is None and image.controllers:
+                controller_id = min(image.controllers)
+        self.node_id = -1 if controller_id is None else controller_id
+        if local_supported is None:
+            local_supported = sup["controllers"].get(self.node_id) or F.supported_ranges(unstable)
+        self.local = local_supported
+        self.brokers = sup["brokers"]
+        self.controllers = sup["controllers"]
+        voters = []
+        if image.voters:
+            voters = [v["voterId"] for v in image.voters.get("voters", [])]
+        elif image.leader:
+            voters = [v["voterId"] for v in image.leader.get("voters", [])]
+        self.voters = voters
+
+    def reason_not_supported(self, image: MetadataImage, feature: str, level: int) -> Optional[str]:
+        r = _reason_not_supported(level, f"Local controller {self.node_id}",
+                                  self.local.get(feature, (0, 0)))
+        if r:
+            return r
+        for bid in sorted(self.brokers):    # HashMap<Integer, ...>: ascending small ids
+            r = _reason_not_supported(level, f"Broker {bid}", self.brokers[bid].get(feature, (0, 0)))
+            if r:
+                return r
+        mv = F.metadata_version(image.metadata_version or F.MINIMUM.level)
+        if mv.properties["isControllerRegistrationSupported"]:
+            found = {self.node_id}
+            for cid in sorted(self.controllers):
+                if cid == self.node_id:
+                    continue
+                r = _reason_not_supported(level, f"Controller {cid}",
+                                          self.controllers[cid].get(feature, (0, 0)))
+                if r:
+                    return r
+                found.add(cid)
+            for vid in self.voters:
+                if vid not in found:
+                    return f"controller {vid} has not registered, and may not support this feature"
+        return None
+
+
+def plan(image: MetadataImage, updates: Sequence[Union[FeatureUpdate, Tuple[str, int, str]]], *,
+         validate_only: bool = False, controller_id: Optional[int] = None,
+         local_supported: Optional[Dict[str, Tuple[int, int]]] = None,
+         unstable: bool = False) -> UpdateResult:
+    """Validate an UpdateFeatures request against ``image`` as Kafka 4.1.1's active
+    controller would, and return its error and the records it would write.
+
+    The local controller's supported ranges are the ones it registered
+    (RegisterControllerRecord), else ``local_supported``, else a 4.1.1 controller's
+    defaults (``unstable``: with unstable feature versions enabled)."""
+    ups = [FeatureUpdate(*u) for u in updates]
+    by_name: Dict[str, FeatureUpdate] = {}
+    for u in ups:
+        by_name[u.feature] = u               # HashMap.put: the last entry for a name wins
+    ctl = _Controller(image, controller_id, local_supported, unstable)
+    cur_mv = image.metadata_version if image.metadata_version is not None else F.MINIMUM.level
+    proposed: Dict[str, int] = dict(image.features)
+    proposed["metadata.version"] = cur_mv
+    for u in by_name.values():
+        proposed[u.feature] = u.level
+    records: List[Tuple[str, dict, int]] = []
+    downgrade = None
+    for name in java_hashmap_order(by_name):
+        u = by_name[name]
+        err, recs, dg = _update_feature(image, ctl, u, proposed, cur_mv)
+        if dg is not None:
+            downgrade = dg
+        if err is not None:
+            return UpdateResult(INVALID_UPDATE_VERSION, "INVALID_UPDATE_VERSION", err, [],
+                                validate_only, downgrade)
+        records.extend(recs)
+    return UpdateResult(0, "NONE", None, [] if validate_only else records, validate_only, downgrade)
+
+
+def _update_feature(image: MetadataImage, ctl: _Controller, u: FeatureUpdate,
+                    proposed: Dict[str, int], cur_mv: int):
+    name, level, kind = u.feature, u.level, u.upgrade_type
+    if kind not in UPGRADE_TYPES or kind == "UNKNOWN":
+        return _invalid_update(name, level, "The controller does not support the given upgrade type."), [], None
+    if name == "metadata.version":
+        current = cur_mv
+    elif name == _KRAFT:
+        current = image.kraft_version
+    else:
+        current = image.features.get(name, 0)
+    if level < 0:
+        return _invalid_update(name, level, "A feature version cannot be less than 0."), [], None
+    reason = ctl.reason_not_supported(image, name, level)
+    if reason:
+        return _invalid_update(name, level, reason), [], None
+    if level < current:
+        if kind == "UPGRADE":
+            return _invalid_update(name, level, "Can't downgrade the version of this feature "
+                                   "without setting the upgrade type to either safe or unsafe "
+                                   "downgrade."), [], None
+    elif level > current:
+        if kind != "UPGRADE":
+            return _invalid_update(name, level, "Can't downgrade to a newer version."), [], None
+    if name == "metadata.version":
+        return _update_metadata_version(image, level, current, kind == "UNSAFE_DOWNGRADE")
+    if name == _KRAFT:
+        if kind == "UPGRADE":
+            # the raft client writes the KRaftVersion control record; the controller a NoOp
+            return None, [("NoOpRecord", {}, 0)], None
+        if level != current:
+            return _invalid_update(name, level, "Can't downgrade the version of this feature."), [], None
+        return None, [], None
+    try:
+        reason = F.validate_level(name, level, proposed)
+    except ValueError as e:      # unknown feature, or no such level
+        reason = str(e)
+    if reason:
+        return _invalid_update(name, level, reason), [], None
+    return None, [("FeatureLevelRecord", {"name": name, "featureLevel": level}, 0)], None
+
+
+def _update_metadata_version(image: MetadataImage, level: int, current: int, unsafe: bool):
+    try:
+        new = F.metadata_version(level)
+    except ValueError:
+        return _invalid_mv(level, f"Valid versions are from {F.MINIMUM.level} to "
+                           f"{F.LATEST_TESTING.level}."), [], None
+    dg = None
+    if new.level < current:
+        dg = classify_downgrade(image, new.level, current)
+        if dg.lossy:
+            if unsafe:
+                return _unsupported_downgrade(current, new.level, "Unsafe metadata downgrade is "
+                                              "not supported in this version."), [], dg
+            return _unsupported_downgrade(current, new.level, "Refusing to perform the requested "
+                                          "downgrade because it might delete metadata "
+                                          "information."), [], dg
+    return None, [("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": level}, 0)], dg
+
+
+def classify_downgrade(image: MetadataImage, target: int, current: Optional[int] = None) -> Downgrade:
+    """Whether a metadata.version downgrade is lossless (no level in between changed the
+    metadata format) and, from the image, which records and fields a snapshot at
+    ``target`` could not carry."""
+    from .rewrite import losses_at      # the rewrite knows what each level can carry
+    cur = image.metadata_version if current is None else current
+    cur = cur if cur is not None else F.MINIMUM.level
+    changed = [m.version for m in F.METADATA_VERSIONS
+               if target < m.level <= cur and m.metadata_changed]
+    return Downgrade(F.metadata_changed(cur, target), changed, losses_at(image, target))

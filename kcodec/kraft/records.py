@@ -1,0 +1,271 @@
+"""``__cluster_metadata`` records: the frame, every metadata record type, KRaft control
+records, and reading them from log segments and ``.checkpoint`` snapshots.
+
+A metadata record's value is Kafka's MetadataRecordSerde frame: unsigned varints frame
+version (1), API key (the record type), record version, then the record body.  Control
+batches carry LeaderChange, SnapshotHeader/Footer, KRaftVersion and Voters records (key:
+int16 version + int16 type; value: the message at version 0, which carries its own
+``version`` field).
+
+Reading never stops at a record it cannot decode: a type it does not know, a version newer
+than the specs (decoded with the newest layout, as Kafka does), or malformed bytes are
+returned with ``status`` saying so and the raw bytes kept.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+import kcodec
+from kcodec.errors import CodecError, DecodeError, EncodeError, UnknownMessageError
+from kcodec.framing import KraftRecordFrame, Reader, Writer, read_framed
+
+from kcodec import log
+
+__all__ = [
+    "METADATA_FRAME", "RECORD_TYPES", "CONTROL_MESSAGES", "MetadataRecord", "LogEntry",
+    "record_type_name", "spec_name", "read_record", "encode_record", "iter_log",
+    "dump_lines", "to_json",
+]
+
+
+class _MetadataRecordFrame(KraftRecordFrame):
+    """The core KRaft frame, with MetadataRecordSerde's own words for frame version 0
+    (KRaft's 2.8 preview)."""
+    name = "metadata-record"
+
+    def read(self, r: Reader):  # noqa: ANN201 - FrameHeader
+        if r.pos < r.end and r.buf[r.pos] == 0:
+            raise r.fail("Could not deserialize metadata record with frame version 0. Note that "
+                         "upgrades from the preview release of KRaft in 2.8 to newer versions are "
+                         "not supported.", "frameVersion")
+        return super().read(r)
+
+
+METADATA_FRAME = _MetadataRecordFrame()
+
+#: API key -> spec name of every ``metadata`` record of the shipped 4.1.1 specs.
+RECORD_TYPES: Dict[int, str] = {
+    s.api_key: s.name for s in kcodec.specs()
+    if s.type == "metadata" and s.folder == "metadata" and s.api_key is not None
+}
+
+#: control record type -> (the dump's label, spec name)
+CONTROL_MESSAGES: Dict[int, Tuple[str, str]] = {
+    2: ("LeaderChange:", "LeaderChangeMessage"),
+    3: ("SnapshotHeader", "SnapshotHeaderRecord"),
+    4: ("SnapshotFooter", "SnapshotFooterRecord"),
+    5: ("KRaftVersion", "KRaftVersionRecord"),
+    6: ("KRaftVoters", "VotersRecord"),
+}
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def record_type_name(api_key: int) -> str:
+    """Kafka's ``MetadataRecordType`` name of an API key (``FEATURE_LEVEL_RECORD``)."""
+    name = RECORD_TYPES.get(api_key)
+    if name is None:
+        return f"UNKNOWN_{api_key}"
+    return _SNAKE.sub("_", name).upper()
+
+
+def spec_name(api_key: int) -> Optional[str]:
+    """The spec of a metadata record type, or None when the specs do not have it."""
+    return RECORD_TYPES.get(api_key)
+
+
+class MetadataRecord(NamedTuple):
+    """One decoded metadata record value.
+
+    ``status``: ``ok``; ``newer_version`` (decoded with the spec's newest layout);
+    ``unknown_type`` (not decoded); ``error`` (bytes that do not decode, ``error`` says why).
+    """
+    api_key: Optional[int]
+    type: Optional[str]          # spec name (``FeatureLevelRecord``), None when unknown
+    version: Optional[int]
+    value: Optional[dict]
+    raw: bytes                   # the whole framed value
+    status: str
+    error: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "newer_version")
+
+
+def read_record(data: Any) -> MetadataRecord:
+    """Decode one framed metadata record value; never raises on bad bytes."""
+    raw = bytes(data)
+    try:
+        f = read_framed(raw, METADATA_FRAME, lambda h: RECORD_TYPES.get(h.api_key),
+                        newer="latest")
+    except CodecError as e:
+        return MetadataRecord(None, None, None, None, raw, "error", str(e))
+    h = f.header
+    if f.message is None:
+        return MetadataRecord(h.api_key, None, h.version, None, raw, "unknown_type",
+                              f"Unknown metadata id {h.api_key}")
+    return MetadataRecord(h.api_key, f.message, h.version, f.value, raw,
+                          "newer_version" if f.newer_than_known else "ok")
+
+
+def encode_record(record_type: Union[str, int], value: dict, version: int) -> bytes:
+    """Frame and encode a metadata record (``record_type``: spec name or API key)."""
+    if isinstance(record_type, int):
+        name = RECORD_TYPES.get(record_type)
+        if name is None:
+            raise UnknownMessageError(f"Unknown metadata id {record_type}")
+    else:
+        name = record_type
+    s = kcodec.spec(name)
+    if s.type != "metadata" or s.folder != "metadata":
+        raise EncodeError(f"{name} is not a metadata record")
+    w = Writer()
+    METADATA_FRAME.write(w, version, api_key=s.api_key)
+    w.raw(kcodec.encode(name, value, version))
+    return w.getvalue()
+
+
+def _read_control(key: Optional[bytes], value: Optional[bytes]) -> Tuple[int, Optional[str], Optional[dict], Optional[str]]:
+    """(control type, spec name, value, error) of a control record."""
+    if key is None or len(key) < 4:
+        return -1, None, None, "control record key shorter than 4 bytes"
+    ctype = int.from_bytes(key[2:4], "big", signed=True)
+    entry = CONTROL_MESSAGES.get(ctype)
+    if entry is None or value is None:
+        return ctype, None, None, None
+    try:
+        d = kcodec.read(entry[1], value, 0, trailing="allow")
+        return ctype, entry[1], d.value, None
+    except CodecError as e:
+        return ctype, entry[1], None, str(e)
+
+
+class LogEntry(NamedTuple):
+    """A record of a metadata log or snapshot with its place in it."""
+    file: Optional[str]
+    batch: Any                   # the record batch (header fields; see kcodec.log)
+    offset: int
+    timestamp: int
+    control_type: Optional[int]  # set for records of control batches
+    control: Optional[dict]      # the decoded control message
+    record: Optional[MetadataRecord]   # metadata records (None in control batches)
+    key: Optional[bytes]
+    value: Optional[bytes]
+    headers: list
+
+
+def iter_log(source: Any, **kwargs: Any) -> Iterator[LogEntry]:
+    """Every record of a metadata log segment, snapshot, directory or bytes, in order,
+    decoded.  Corrupt batches are reported by the log reader (``errors="report"``:
+    yielded as ``LogEntry`` rows of their readable records, the batch carrying
+    ``.error``)."""
+    for batch, rec in log.iter_records(source, **kwargs):
+        ctrl = (batch.attributes & 0x20) != 0
+        if ctrl:
+            ctype, _name, cval, _err = _read_control(rec.key, rec.value)
+            yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, ctype, cval, None,
+                           rec.key, rec.value, rec.headers)
+        else:
+            mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
+                None, None, None, None, b"", "error", "null value")
+            yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, None, None, mr,
+                           rec.key, rec.value, rec.headers)
+
+
+# --------------------------------------------------------------------------- JSON / dump
+
+def to_json(name: str, value: dict, version: int) -> str:
+    """Kafka's JsonConverter text of a value (Jackson's compact form)."""
+    return json.dumps(kcodec.to_kafka_json(name, value, version), separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def _payload(mr: MetadataRecord, offset: int) -> str:
+    if mr.status in ("ok", "newer_version"):
+        data = to_json(mr.type, mr.value, mr.version)   # type: ignore[arg-type]
+        return ('{"type":"%s","version":%d,"data":%s}'
+                % (record_type_name(mr.api_key), mr.version, data))   # type: ignore[arg-type]
+    return f"Error at {offset}, skipping. {mr.error}"
+
+
+_TS_TYPE = {0: "CreateTime", 1: "LogAppendTime"}
+
+
+def _int32_wrap(v: int) -> int:
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None) -> Iterator[str]:
+    """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
+    one segment or snapshot file (``display_name`` replaces the path in "Dumping ...")."""
+    path = os.fspath(path)
+    base = os.path.basename(path)
+    yield f"Dumping {display_name if display_name is not None else path}"
+    if base.endswith(".log"):
+        yield f"Log starting offset: {int(base.split('.')[0])}"
+    elif base.endswith(".checkpoint"):
+        if base == "bootstrap.checkpoint":
+            yield "KRaft bootstrap snapshot"
+        else:
+            m = re.match(r"(\d+)-(\d+)\.checkpoint$", base)
+            if m:
+                yield f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}"
+    valid = 0
+    size = os.path.getsize(path)
+    for batch in log.iter_batches(path):
+        if batch.error is not None and batch.error.reason == "truncated":
+            break
+        ts_type = _TS_TYPE[(batch.attributes >> 3) & 1]
+        last_seq = -1 if batch.base_sequence == -1 else _int32_wrap(batch.base_sequence + batch.last_offset_delta)
+        horizon = (f"OptionalLong[{batch.base_timestamp}]" if batch.attributes & 0x40
+                   else "OptionalLong.empty")
+        ctrl = (batch.attributes & 0x20) != 0
+        yield ("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
+               "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s "
+               "isControl: %s deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d "
+               "compresscodec: %s crc: %d isvalid: %s" % (
+                   batch.base_offset, batch.base_offset + batch.last_offset_delta,
+                   batch.record_count, batch.base_sequence, last_seq, batch.producer_id,
+                   batch.producer_epoch, batch.partition_leader_epoch,
+                   _jbool(batch.attributes & 0x10), _jbool(ctrl), horizon, valid, ts_type,
+                   batch.max_timestamp, batch.batch_length + 12, batch.magic,
+                   batch.compression_name, batch.crc, _jbool(batch.crc_ok)))
+        for rec in batch.records:
+            seq = -1 if batch.base_sequence == -1 else _int32_wrap(
+                batch.base_sequence + rec.offset - batch.base_offset)
+            line = ("| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]" % (
+                rec.offset, ts_type, rec.timestamp, -1 if rec.key is None else len(rec.key),
+                -1 if rec.value is None else len(rec.value), seq,
+                ",".join(k for k, _ in rec.headers)))
+            if ctrl:
+                line += _control_text(rec)
+            else:
+                mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
+                    None, None, None, None, b"", "error", "null value")
+                line += " payload: " + _payload(mr, rec.offset)
+            yield line
+        valid += batch.batch_length + 12
+    if size > valid:
+        yield f"Found {size - valid} invalid bytes at the end of {base}"
+
+
+def _jbool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _control_text(rec: Any) -> str:
+    ctype, name, value, err = _read_control(rec.key, rec.value)
+    if ctype in (0, 1):
+        v = rec.value or b""
+        epoch = int.from_bytes(v[2:6], "big", signed=True) if len(v) >= 6 else -1
+        return f" endTxnMarker: {'COMMIT' if ctype == 1 else 'ABORT'} coordinatorEpoch: {epoch}"
+    if name is not None and value is not None:
+        label = CONTROL_MESSAGES[ctype][0]
+        return f" {label} {to_json(name, value, 0)}"
+    if err is not None:
+        return f" controlType: {log.CONTROL_TYPES.get(ctype, 'UNKNOWN')}({ctype}) error: {err}"
+    return f" controlType: {log.CONTROL_TYPES.get(ctype, 'UNKNOWN')}({ctype})"

@@ -1,0 +1,253 @@
+"""Writing images back out: a snapshot of an image at a (lower) metadata.version, as
+KIP-778 has the controller do it (records at the versions that level writes, record
+types it lacks dropped, fields it cannot carry dropped, everything lost reported), and a
+``bootstrap.checkpoint`` for a release, like ``kafka-storage format --release-version``.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import time
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+import numpy as np
+
+import kcodec
+
+from . import features as F
+from kcodec import log
+from ._columns import _starts
+from .image import MetadataImage
+from .records import encode_record
+
+__all__ = ["Loss", "RewriteReport", "snapshot_records", "losses_at", "encode_snapshot",
+           "write_snapshot", "rewrite", "bootstrap_records", "encode_bootstrap",
+           "write_bootstrap", "snapshot_file_name"]
+
+_MIGRATING = bytes(16)     # DirectoryId.MIGRATING (the zero UUID): no assignment to lose
+
+
+class Loss(NamedTuple):
+    record: str     # the record type
+    field: str      # the field, or "*" when the whole record is dropped
+    count: int      # how many records lose it
+    reason: str
+
+
+class RewriteReport(NamedTuple):
+    from_level: Optional[int]
+    to_level: int
+    lossy: bool                 # something in the image could not be written
+    losses: List[Loss]
+    records: int                # records written (control records apart)
+    notes: List[str]
+
+
+def _mv(level: Union[int, str, F.MetadataVersion]) -> F.MetadataVersion:
+    return F.metadata_version(level)
+
+
+def losses_at(image: MetadataImage, level: Union[int, str, F.MetadataVersion]) -> List[Tuple[str, str, int]]:
+    """(record, field or "*", count) for what a snapshot of ``image`` at ``level`` loses."""
+    return [(l.record, l.field, l.count) for l in _losses(image, _mv(level))]
+
+
+def _losses(image: MetadataImage, mv: F.MetadataVersion) -> List[Loss]:
+    out: List[Loss] = []
+    pv = mv.record_version("PartitionRecord")
+    p = image.partitions
+    n = p.rows
+    alive = p.alive.data[:n]
+    if pv is not None and pv < 1:
+        d = p.directories
+        ln = d.length.data[:n].astype(np.int64)
+        total = int(ln.sum())
+        pos = np.repeat(d.start.data[:n] - _starts(ln), ln) + np.arange(total)
+        rowid = np.repeat(np.arange(n), ln)
+        zero = p.dir_index.get(_MIGRATING, -1)
+        assigned = (d.values.data[pos] != zero) & alive[rowid]
+        cnt = int(np.unique(rowid[assigned]).size)
+        if cnt:
+            out.append(Loss("PartitionRecord", "directories", cnt,
+                            f"PartitionRecord v{pv} at {mv.version} has no directory assignments"))
+    if pv is not None and pv < 2:
+        for attr, field in (("elr", "eligibleLeaderReplicas"), ("last_known_elr", "lastKnownElr")):
+            col = getattr(p, attr)
+            cnt = int(((col.length.data[:n] > 0) & alive).sum())
+            if cnt:
+                out.append(Loss("PartitionRecord", field, cnt,
+                                f"PartitionRecord v{pv} at {mv.version} has no {field}"))
+    bv = mv.record_version("RegisterBrokerRecord")
+    for field, need, lost in (("logDirs", 3, lambda b: bool(b.get("logDirs"))),
+                              ("isMigratingZkBroker", 2, lambda b: bool(b.get("isMigratingZkBroker"))),
+                              ("inControlledShutdown", 1, lambda b: bool(b.get("inControlledShutdown")))):
+        if bv < need:
+            cnt = sum(1 for b in image.brokers.values() if lost(b))
+            if cnt:
+                out.append(Loss("RegisterBrokerRecord", field, cnt,
+                                f"RegisterBrokerRecord v{bv} at {mv.version} has no {field}"))
+    for rec, items in (("RegisterControllerRecord", image.controllers),
+                       ("UserScramCredentialRecord", image.scram_credentials),
+                       ("DelegationTokenRecord", image.delegation_tokens)):
+        if items and mv.record_version(rec) is None:
+            out.append(Loss(rec, "*", len(items), f"{mv.version} cannot carry {rec}"))
+    if image.zk_migration_state is not None and mv.record_version("ZkMigrationStateRecord") is None:
+        out.append(Loss("ZkMigrationStateRecord", "*", 1, f"{mv.version} cannot carry ZkMigrationStateRecord"))
+    return out
+
+
+def _strip(name: str, value: dict, version: int) -> dict:
+    """Only the fields ``name`` has at ``version`` (the others are reported as losses)."""
+    spec = kcodec.spec(name)
+    keep = {}
+    for f in spec.fields:
+        key = f.name[0].lower() + f.name[1:]
+        if key in value and version in f.versions:
+            keep[key] = value[key]
+    return keep
+
+
+def snapshot_records(image: MetadataImage, level: Union[int, str, F.MetadataVersion, None] = None
+                     ) -> Iterator[Tuple[str, dict, int]]:
+    """The records of a snapshot of ``image`` at ``level`` (default: its own
+    metadata.version), in MetadataImage.write's order: features, cluster, topics,
+    configs, quotas, producer ids, ACLs, SCRAM, delegation tokens."""
+    mv = _mv(level if level is not None else (image.metadata_version or F.MINIMUM.level))
+    yield ("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": mv.level}, 0)
+    for name in sorted(image.features):
+        yield ("FeatureLevelRecord", {"name": name, "featureLevel": image.features[name]}, 0)
+    bv = mv.record_version("RegisterBrokerRecord")
+    for bid in sorted(image.brokers):
+        yield ("RegisterBrokerRecord", _strip("RegisterBrokerRecord", image.brokers[bid], bv), bv)
+    cv = mv.record_version("RegisterControllerRecord")
+    if cv is not None:
+        for cid in sorted(image.controllers):
+            yield ("RegisterControllerRecord", _strip("RegisterControllerRecord", image.controllers[cid], cv), cv)
+    pv = mv.record_version("PartitionRecord")
+    t = image.topics
+    for name in sorted(t.by_name):
+        idx = t.by_name[name]
+        yield ("TopicRecord", {"name": name, "topicId": t.ids[idx]}, 0)
+        for row in image._topic_rows(idx):
+            d = image.partitions.row(row)
+            d["topicId"] = t.ids[idx]
+            if pv >= 2:
+                # ELR fields are nullable tagged fields: empty lists as Kafka writes them
+                pass
+            yield ("PartitionRecord", _strip("PartitionRecord", d, pv), pv)
+    for (rtype, rname) in sorted(image.configs):
+        for k, v in sorted(image.configs[(rtype, rname)].items()):
+            yield ("ConfigRecord", {"resourceType": rtype, "resourceName": rname, "name": k, "value": v}, 0)
+    for entity in sorted(image.client_quotas, key=str):
+        for k, v in sorted(image.client_quotas[entity].items()):
+            yield ("ClientQuotaRecord", {"entity": [{"entityType": a, "entityName": b} for a, b in entity],
+                                         "key": k, "value": v, "remove": False}, 0)
+    if image.producer_ids is not None:
+        yield ("ProducerIdsRecord", dict(image.producer_ids), 0)
+    for acl in image.acls.values():
+        yield ("AccessControlEntryRecord", dict(acl), 0)
+    if mv.record_version("UserScramCredentialRecord") is not None:
+        for key in sorted(image.scram_credentials):
+            yield ("UserScramCredentialRecord", dict(image.scram_credentials[key]), 0)
+    if mv.record_version("DelegationTokenRecord") is not None:
+        for key in sorted(image.delegation_tokens):
+            yield ("DelegationTokenRecord", dict(image.delegation_tokens[key]), 0)
+
+
+def snapshot_file_name(end_offset: int, epoch: int) -> str:
+    """Kafka's snapshot file name: ``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``."""
+    return f"{end_offset:020d}-{epoch:010d}.checkpoint"
+
+
+def _control_batch(ctype: int, spec: str, value: dict, *, offset: int, timestamp: int,
+                   epoch: int) -> bytes:
+    key = struct.pack(">hh", 0, ctype)
+    return log.encode_batch([(key, kcodec.encode(spec, value, 0))], base_offset=offset,
+                            base_timestamp=timestamp, control=True, partition_leader_epoch=epoch)
+
+
+def encode_snapshot(records: List[Tuple[str, dict, int]], *, timestamps: Tuple[int, int, int] = None,
+                    epoch: int = 0, last_contained_timestamp: int = 0,
+                    max_batch_records: int = 2000) -> bytes:
+    """A snapshot file's bytes: SnapshotHeader, the records in batches, SnapshotFooter
+    (the layout of Kafka's RecordsSnapshotWriter)."""
+    if timestamps is None:
+        now = int(time.time() * 1000)
+        timestamps = (now, now, now)
+    out = [_control_batch(3, "SnapshotHeaderRecord",
+                          {"version": 0, "lastContainedLogTimestamp": last_contained_timestamp},
+                          offset=0, timestamp=timestamps[0], epoch=epoch)]
+    off = 1
+    for i in range(0, len(records), max_batch_records):
+        chunk = records[i:i + max_batch_records]
+        out.append(log.encode_batch([(None, encode_record(n, v, ver)) for n, v, ver in chunk],
+                                    base_offset=off, base_timestamp=timestamps[1],
+                                    partition_leader_epoch=epoch))
+        off += len(chunk)
+    out.append(_control_batch(4, "SnapshotFooterRecord", {"version": 0}, offset=off,
+                              timestamp=timestamps[2], epoch=epoch))
+    return b"".join(out)
+
+
+def rewrite(image: MetadataImage, to: Union[int, str, F.MetadataVersion]) -> Tuple[List[Tuple[str, dict, int]], RewriteReport]:
+    """The records of a snapshot of ``image`` at metadata.version ``to`` and what that
+    loses."""
+    mv = _mv(to)
+    losses = _losses(image, mv)
+    notes = []
+    for name, lvl in sorted(image.features.items()):
+        try:
+            why = F.validate_level(name, lvl, dict(image.features, **{"metadata.version": mv.level}))
+        except ValueError:
+            why = None
+        if why:
+            notes.append(f"{name}={lvl} kept, but {why}")
+    recs = list(snapshot_records(image, mv))
+    return recs, RewriteReport(image.metadata_version, mv.level, bool(losses), losses, len(recs), notes)
+
+
+def write_snapshot(image: MetadataImage, out: Union[str, "os.PathLike[str]"], *,
+                   to: Union[int, str, F.MetadataVersion, None] = None, epoch: int = 0,
+                   timestamps: Tuple[int, int, int] = None) -> RewriteReport:
+    """Write a snapshot of ``image`` (at ``to``, default its own level) to the file
+    ``out``, or into the directory ``out`` under Kafka's snapshot file name."""
+    recs, report = rewrite(image, to if to is not None else (image.metadata_version or F.MINIMUM.level))
+    data = encode_snapshot(recs, timestamps=timestamps, epoch=epoch)
+    path = os.fspath(out)
+    if os.path.isdir(path):
+        path = os.path.join(path, snapshot_file_name(max(image.last_offset + 1, 0), epoch))
+    with open(path, "wb") as f:
+        f.write(data)
+    return report
+
+
+def bootstrap_records(release: Union[int, str, F.MetadataVersion],
+                      features: Optional[Dict[str, int]] = None) -> List[Tuple[str, dict, int]]:
+    """The records ``kafka-storage format --release-version`` puts in
+    ``bootstrap.checkpoint``: metadata.version, then every feature at its default level
+    for that release (overridden by ``features``) when above 0, by name; kraft.version
+    is not among them (it lives in the KRaftVersion control record)."""
+    mv = _mv(release)
+    levels = F.default_levels(mv)
+    if features:
+        levels.update(features)
+    recs = [("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": mv.level}, 0)]
+    for name in sorted(levels):
+        if name != "kraft.version" and levels[name] > 0:
+            recs.append(("FeatureLevelRecord", {"name": name, "featureLevel": levels[name]}, 0))
+    return recs
+
+
+def encode_bootstrap(release: Union[int, str, F.MetadataVersion], *,
+                     features: Optional[Dict[str, int]] = None,
+                     timestamps: Tuple[int, int, int] = None) -> bytes:
+    return encode_snapshot(bootstrap_records(release, features), timestamps=timestamps)
+
+
+def write_bootstrap(directory: Union[str, "os.PathLike[str]"], release: Union[int, str, F.MetadataVersion], *,
+                    features: Optional[Dict[str, int]] = None) -> str:
+    """Write ``bootstrap.checkpoint`` for ``release`` into ``directory``; its path."""
+    path = os.path.join(os.fspath(directory), "bootstrap.checkpoint")
+    with open(path, "wb") as f:
+        f.write(encode_bootstrap(release, features=features))
+    return path

@@ -1,0 +1,415 @@
+"""Read Kafka log segments: record batches (format v2) and their records.
+
+The scanner (C, or its Python twin) splits a window of the log into flat NumPy arrays of
+batch headers and record positions; compressed batches are inflated here and parsed the
+same way.  :func:`iter_chunks` hands those arrays out as they are (the fast path for
+columnar readers: offsets, KRaft, Spark); :func:`iter_batches`, :func:`iter_records` and
+:func:`iter_columns` build Python objects or columns from them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+from typing import Any, BinaryIO, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+import numpy as np
+
+from ..errors import CorruptRecordError
+from . import _impl
+from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
+from .compression import decompress
+
+__all__ = ["Chunk", "iter_chunks", "iter_batches", "iter_records", "iter_columns",
+           "read_columns", "log_files", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH"]
+
+_STATUS = {
+    1: "compressed", 2: "bad_crc", 3: "bad_length", 4: "bad_magic", 5: "bad_records",
+    6: "unknown_compression", 7: "truncated", 8: "record_count_mismatch", 9: "too_many_records",
+}
+_FIELDS = ["", "length", "attributes", "timestampDelta", "offsetDelta", "key", "value",
+           "headers", "header key", "header value", "record size"]
+
+DEFAULT_CHUNK = 8 << 20            # bytes read per step
+DEFAULT_MAX_BATCH = 1 << 30        # a batchLength above this is taken as corruption
+_MAX_RESYNC_WINDOW = 64 << 20      # widest window used to find the end of a corrupt stretch
+
+
+# --------------------------------------------------------------------------- sources
+
+_NUM = re.compile(r"(\d+)")
+
+
+def _natural(s: str) -> List[Any]:
+    return [int(t) if t.isdigit() else t for t in _NUM.split(s)]
+
+
+def log_files(path: Union[str, "os.PathLike[str]"]) -> List[str]:
+    """The segment and snapshot files under ``path`` (a file or a directory), in
+    reading order: directories in natural order (partition 2 before 10), within a
+    directory snapshots (``.checkpoint``) before segments (``.log``), by base offset."""
+    p = os.fspath(path)
+    if not os.path.isdir(p):
+        return [p]
+    out: List[Tuple[List[Any], int, str, str]] = []
+    for root, dirs, files in os.walk(p):
+        for f in files:
+            if f.endswith(".log"):
+                kind = 1
+            elif f.endswith(".checkpoint"):
+                kind = 0
+            else:
+                continue
+            rel = os.path.relpath(root, p)
+            out.append((_natural(rel), kind, f, os.path.join(root, f)))
+    out.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [t[3] for t in out]
+
+
+# --------------------------------------------------------------------------- core reader
+
+class Chunk(NamedTuple):
+    """One scanned window of a log (see :func:`iter_chunks`): flat arrays plus the buffers
+    they point into.
+
+    ``batches`` has one row per batch (dtype ``BATCH_DTYPE``: ``position`` within ``data``,
+    the header fields, ``first_record``/``records_parsed`` into ``records``, ``status``,
+    ``crc_ok``); ``records`` one row per record of the uncompressed batches (dtype
+    ``RECORD_DTYPE``: ``offset``, ``timestamp``, ``key_pos``/``key_len``,
+    ``value_pos``/``value_len`` into ``data`` (length -1 = null), ``headers_pos``,
+    ``headers_count``, ``attributes``, ``batch_index``).  Records of compressed batches
+    are in ``inflated[batch index] = (decompressed buffer, records)`` with positions into
+    that buffer.  ``data`` is only valid until the iterator moves on: copy what you keep.
+    """
+    file: Optional[str]
+    base: int                        # file position of the window start
+    data: Any                        # the window
+    batches: np.ndarray
+    records: np.ndarray
+    # batch index -> (decompressed buffer, its records) for compressed batches
+    inflated: Dict[int, Tuple[bytes, np.ndarray]]
+    errors: Dict[int, BatchError]    # batch index -> error
+
+
+def _batch_error(file: Optional[str], b: Any, base: int, reason: str, message: str) -> BatchError:
+    return BatchError(file, int(b["position"]) + base, reason, message,
+                      int(b["next_position"]) + base)
+
+
+def _describe(file: Optional[str], b: Any, base: int) -> Optional[BatchError]:
+    st = int(b["status"])
+    if st == 0 or st == 1:
+        if not b["crc_ok"]:
+            return _batch_error(file, b, base, "bad_crc",
+                                f"CRC-32C mismatch: stored {int(b['crc'])}, "
+                                f"computed {int(b['computed_crc'])}")
+        return None
+    reason = _STATUS.get(st, f"status_{st}")
+    if st == 3:
+        msg = f"batchLength {int(b['batch_length'])} is impossible here; skipped to the next readable batch"
+    elif st == 4:
+        msg = f"magic {int(b['magic'])} is not record batch format v2"
+        if int(b["magic"]) in (0, 1):
+            msg += " (legacy message set, skipped)"
+    elif st == 5:
+        msg = f"record {int(b['records_parsed'])} does not parse (field {_FIELDS[int(b['error_field'])]})"
+    elif st == 6:
+        msg = f"unknown compression codec {int(b['attributes']) & 7}"
+    elif st == 7:
+        msg = "the log ends inside this batch"
+    elif st == 8:
+        msg = (f"header says {int(b['record_count'])} records, the records section holds "
+               f"{int(b['records_parsed'])}" + ("" if b["records_parsed"] != b["record_count"]
+                                                else " and more bytes"))
+    else:
+        msg = reason
+    if not b["crc_ok"] and st in (5, 8):
+        # The CRC is the cause: the records are damaged bytes.
+        return _batch_error(file, b, base, "bad_crc",
+                            f"CRC-32C mismatch: stored {int(b['crc'])}, computed "
+                            f"{int(b['computed_crc'])}; {reason}: {msg}")
+    return _batch_error(file, b, base, reason, msg)
+
+
+def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, final: bool,
+                 max_batch: int) -> Tuple[int, Chunk]:
+    consumed, batches, recs = _impl.records.scan(data, verify_crc, final, max_batch)
+    inflated: Dict[int, Tuple[bytes, np.ndarray]] = {}
+    errors: Dict[int, BatchError] = {}
+    mv = memoryview(data).cast("B") if len(batches) else None
+    # Only batches needing attention (compressed or not clean) cost Python time.
+    todo: List[int] = (np.flatnonzero((batches["status"] != 0) | (batches["crc_ok"] == 0)).tolist()
+                       if len(batches) else [])
+    for i in todo:
+        b = batches[i]
+        st = int(b["status"])
+        if st == 1:
+            start = int(b["position"]) + 61
+            end = int(b["position"]) + 12 + int(b["batch_length"])
+            log_append = int(b["max_timestamp"]) if int(b["attributes"]) & 0x08 else None
+            try:
+                raw = decompress(int(b["attributes"]) & 7, mv[start:end])  # type: ignore[index]
+            except Exception as e:  # any codec failure is a corrupt batch, reported
+                errors[i] = _batch_error(file, b, base, "decompression_failed",
+                                         f"{COMPRESSION_NAMES[int(b['attributes']) & 7]}: {e}"
+                                         + ("" if b["crc_ok"] else "; CRC-32C mismatch"))
+                continue
+            r, rst, field, _ = _impl.records.parse_records(
+                raw, int(b["record_count"]), int(b["base_offset"]), int(b["base_timestamp"]), i,
+                log_append)
+            inflated[i] = (raw, r)
+            batches[i]["records_parsed"] = len(r)
+            if rst:
+                batches[i]["status"] = rst if rst != 9 else 5
+                batches[i]["error_field"] = field
+        err = _describe(file, batches[i], base)
+        if err is not None:
+            errors[i] = err
+    return consumed, Chunk(file, base, data, batches, recs, inflated, errors)
+
+
+def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk]:
+    """Where unreadable bytes end was decided at a window's edge: leave that stretch
+    for the next (wider) window rather than report it in pieces."""
+    nb = len(ch.batches)
+    if final or not nb or int(ch.batches[nb - 1]["status"]) not in (3, 4, 7):
+        return consumed, ch
+    ch.errors.pop(nb - 1, None)
+    return int(ch.batches[nb - 1]["position"]), ch._replace(batches=ch.batches[:nb - 1])
+
+
+def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
+               max_batch: int) -> Iterator[Chunk]:
+    buf = bytearray(chunk)
+    filled = 0
+    base = 0
+    eof = False
+    while True:
+        while not eof and filled < len(buf):
+            n = f.readinto(memoryview(buf)[filled:])  # type: ignore[attr-defined]
+            if not n:
+                eof = True
+                break
+            filled += n
+        if filled == 0:
+            return
+        window = memoryview(buf)[:filled]
+        consumed, ch = _scan_window(name, base, window, verify_crc, eof, max_batch)
+        if len(buf) < _MAX_RESYNC_WINDOW:
+            consumed, ch = _defer_tail_error(ch, eof, consumed)
+        if len(ch.batches):
+            yield ch
+        window.release()
+        if consumed == 0:
+            if eof:
+                return  # cannot happen: a final scan consumes everything
+            # The first batch is larger than the window: grow to hold it.
+            need = len(buf) * 2
+            if filled >= 12:
+                (blen,) = struct.unpack_from(">i", buf, 8)
+                if 0 < blen <= max_batch:
+                    need = max(need, blen + 12)
+            buf.extend(bytes(need - len(buf)))
+            continue
+        rest = filled - consumed
+        buf[:rest] = buf[consumed:filled]
+        filled = rest
+        base += consumed
+        if eof and filled == 0:
+            return
+
+
+def _chunks(source: Source, verify_crc: bool, chunk: int, max_batch: int) -> Iterator[Chunk]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        mv = memoryview(source).cast("B")
+        off = 0
+        while off < len(mv):
+            # windows of `chunk` bytes (a batch longer than that gets a window of its own)
+            end = min(len(mv), off + max(chunk, 1))
+            final = end == len(mv)
+            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, max_batch)
+            consumed, ch = _defer_tail_error(ch, final, consumed)
+            if len(ch.batches):
+                yield ch
+            if consumed == 0:
+                if final:
+                    break
+                end = len(mv)
+                consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, max_batch)
+                if len(ch.batches):
+                    yield ch
+                if consumed == 0:
+                    break
+            off += consumed
+        return
+    if isinstance(source, (str, os.PathLike)):
+        for path in log_files(source):
+            with open(path, "rb", buffering=0) as f:
+                yield from _scan_file(f, path, verify_crc, chunk, max_batch)  # type: ignore[arg-type]
+        return
+    if hasattr(source, "readinto"):
+        yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, max_batch)  # type: ignore[arg-type]
+        return
+    if isinstance(source, (list, tuple)):
+        for s in source:
+            yield from _chunks(s, verify_crc, chunk, max_batch)
+        return
+    raise TypeError(f"cannot read records from {type(source).__name__}")
+
+
+def iter_chunks(source: Source, *, verify_crc: bool = True, chunk_size: int = DEFAULT_CHUNK,
+                max_batch_size: int = DEFAULT_MAX_BATCH) -> Iterator[Chunk]:
+    """Yield the scanner's arrays for each window of ``source`` (see :class:`Chunk`), in
+    log order: the fast path for readers that decode records themselves, in bulk.
+    Corrupt batches are in ``Chunk.errors`` (batch index -> :class:`BatchError`); nothing
+    is raised for them."""
+    return _chunks(source, verify_crc, chunk_size, max_batch_size)
+
+
+def _records_of(ch: Chunk, i: int) -> List[Record]:
+    b = ch.batches[i]
+    if i in ch.inflated:
+        buf, recs = ch.inflated[i]
+    else:
+        n = int(b["records_parsed"])
+        first = int(b["first_record"])
+        buf, recs = ch.data, ch.records[first:first + n]
+    if not len(recs):
+        return []
+    keys = _impl.records.slices(buf, recs["key_pos"], recs["key_len"])
+    vals = _impl.records.slices(buf, recs["value_pos"], recs["value_len"])
+    out = []
+    hc = recs["headers_count"].tolist()
+    hp = recs["headers_pos"].tolist()
+    for j, (off, ts, attr, size) in enumerate(zip(recs["offset"].tolist(), recs["timestamp"].tolist(),
+                                                  recs["attributes"].tolist(), recs["size"].tolist())):
+        headers = _impl.records.parse_headers(buf, hp[j], hc[j]) if hc[j] else []
+        out.append(Record(off, ts, keys[j], vals[j], headers, attr, size))
+    return out
+
+
+def _batch_of(ch: Chunk, i: int, errors: str) -> RecordBatch:
+    b = ch.batches[i]
+    err = ch.errors.get(i)
+    if err is not None and errors == "raise":
+        raise CorruptRecordError(err.reason + ": " + err.message, file=err.file,
+                                 position=err.position)
+    return RecordBatch(
+        ch.file, int(b["position"]) + ch.base, int(b["base_offset"]), int(b["batch_length"]),
+        int(b["partition_leader_epoch"]), int(b["magic"]), int(b["crc"]), bool(b["crc_ok"]),
+        int(b["attributes"]), int(b["last_offset_delta"]), int(b["base_timestamp"]),
+        int(b["max_timestamp"]), int(b["producer_id"]), int(b["producer_epoch"]),
+        int(b["base_sequence"]), int(b["record_count"]), _records_of(ch, i), err)
+
+
+def _check_errors_arg(errors: str) -> None:
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
+
+
+def iter_batches(source: Source, *, verify_crc: bool = True, errors: str = "report",
+                 chunk_size: int = DEFAULT_CHUNK,
+                 max_batch_size: int = DEFAULT_MAX_BATCH) -> Iterator[RecordBatch]:
+    """Yield every record batch of ``source`` in log order, records included.
+
+    ``errors="report"`` (default) yields a corrupt batch with ``.error`` set (and the
+    records that could be read, if any) and goes on; ``"raise"`` raises
+    :class:`CorruptRecordError` at the first one.
+    """
+    _check_errors_arg(errors)
+    for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
+        for i in range(len(ch.batches)):
+            yield _batch_of(ch, i, errors)
+
+
+def iter_records(source: Source, **kwargs: Any) -> Iterator[Tuple[RecordBatch, Record]]:
+    """Yield ``(batch, record)`` for every record (control records included)."""
+    for batch in iter_batches(source, **kwargs):
+        for rec in batch.records:
+            yield batch, rec
+
+
+_BATCH_COLS = ("base_offset", "partition_leader_epoch", "producer_id", "producer_epoch",
+               "attributes", "position")
+
+
+def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "report",
+                 chunk_size: int = DEFAULT_CHUNK, max_batch_size: int = DEFAULT_MAX_BATCH,
+                 with_headers: bool = False) -> Iterator[Dict[str, Any]]:
+    """Columnar reading: one dict of columns per chunk of the log.
+
+    Columns (one row per record): ``offset``, ``timestamp``, ``attributes`` (record),
+    ``key``/``value`` (lists of bytes or None), ``headers_count``, ``batch_base_offset``,
+    ``batch_partition_leader_epoch``, ``batch_producer_id``, ``batch_producer_epoch``,
+    ``batch_attributes``, ``batch_position`` (NumPy arrays), ``file`` (str or None);
+    ``headers`` (list of lists) with ``with_headers=True``.  Also ``"errors"``: the
+    :class:`BatchError` of this chunk's corrupt batches (their readable records are
+    still in the columns).
+    """
+    _check_errors_arg(errors)
+    for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
+        if errors == "raise" and ch.errors:
+            e = next(iter(ch.errors.values()))
+            raise CorruptRecordError(e.reason + ": " + e.message, file=e.file,
+                                     position=e.position)
+        parts_r = [ch.records]
+        keys = _impl.records.slices(ch.data, ch.records["key_pos"], ch.records["key_len"])
+        vals = _impl.records.slices(ch.data, ch.records["value_pos"], ch.records["value_len"])
+        hdrs: List[Any] = []
+        if with_headers:
+            hdrs = [(_impl.records.parse_headers(ch.data, p, c) if c else [])
+                    for p, c in zip(ch.records["headers_pos"].tolist(),
+                                    ch.records["headers_count"].tolist())]
+        for i in sorted(ch.inflated):
+            raw, r = ch.inflated[i]
+            parts_r.append(r)
+            keys += _impl.records.slices(raw, r["key_pos"], r["key_len"])
+            vals += _impl.records.slices(raw, r["value_pos"], r["value_len"])
+            if with_headers:
+                hdrs += [(_impl.records.parse_headers(raw, p, c) if c else [])
+                         for p, c in zip(r["headers_pos"].tolist(), r["headers_count"].tolist())]
+        recs = np.concatenate(parts_r) if len(parts_r) > 1 else ch.records
+        if len(parts_r) > 1:
+            # Compressed batches' records were appended after the others: restore log order.
+            order = np.argsort(recs["batch_index"], kind="stable")
+            recs = recs[order]
+            ol = order.tolist()
+            keys = [keys[j] for j in ol]
+            vals = [vals[j] for j in ol]
+            if with_headers:
+                hdrs = [hdrs[j] for j in ol]
+        bi = recs["batch_index"]
+        cols: Dict[str, Any] = {
+            "offset": recs["offset"], "timestamp": recs["timestamp"],
+            "attributes": recs["attributes"], "key": keys, "value": vals,
+            "headers_count": recs["headers_count"], "file": ch.file,
+        }
+        for c in _BATCH_COLS:
+            col = ch.batches[c][bi]
+            if c == "position":
+                col = col + ch.base
+            cols["batch_" + c] = col
+        if with_headers:
+            cols["headers"] = hdrs
+        cols["errors"] = [ch.errors[i] for i in sorted(ch.errors)]
+        yield cols
+
+
+def read_columns(source: Source, **kwargs: Any) -> Dict[str, Any]:
+    """All of :func:`iter_columns` concatenated (``file`` becomes a per-row list).
+    Loads the whole log: prefer :func:`iter_columns` for big logs."""
+    parts = list(iter_columns(source, **kwargs))
+    out: Dict[str, Any] = {}
+    if not parts:
+        return {"offset": np.empty(0, np.int64), "timestamp": np.empty(0, np.int64),
+                "key": [], "value": [], "file": [], "errors": []}
+    for k, v in parts[0].items():
+        if k == "errors":
+            out[k] = [e for p in parts for e in p[k]]
+        elif k == "file":
+            out[k] = [p["file"] for p in parts for _ in range(len(p["offset"]))]
+        elif isinstance(v, np.ndarray):
+            out[k] = np.concatenate([p[k] for p in parts])
+        else:
+            out[k] = [x for p in parts for x in p[k]]
+    return out

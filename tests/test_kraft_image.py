@@ -1,0 +1,209 @@
+"""Replaying the fixture cluster's metadata log into an image."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+import kcodec
+from kcodec.kraft import encode_record, replay
+from kcodec import log
+
+from ._shared import fixtures_dir, read_jsonl
+
+META = fixtures_dir() / "cluster_metadata"
+SEGMENTS = META / "segments"
+needs_fixture = pytest.mark.skipif(not META.exists(), reason="no cluster_metadata fixture")
+
+
+@pytest.fixture(scope="module")
+def image():
+    return replay(SEGMENTS)
+
+
+@needs_fixture
+def test_fixture_features(image):
+    assert image.metadata_version == 27
+    assert image.finalized_features() == {
+        "metadata.version": 27, "kraft.version": 0, "eligible.leader.replicas.version": 1,
+        "group.version": 1, "transaction.version": 2, "share.version": 1, "streams.version": 1}
+    assert image.issues == []
+    assert image.open_transaction is None
+
+
+@needs_fixture
+def test_fixture_topics_and_nodes(image):
+    assert len(image.topics) == 15 and image.partition_count() == 184
+    assert "orders" in image.ls("/topics")
+    assert sorted(image.brokers) == [1] and sorted(image.controllers) == [1]
+    assert image.supported_features()["brokers"][1]["metadata.version"] == (7, 29)
+    assert image.producer_ids["nextProducerId"] == 2000
+    assert image.cat("/configs/topic/__consumer_offsets/compression.type") == "producer"
+
+
+def _naive(rows):
+    """A plain per-record replay of partitions, as PartitionRegistration.merge does it."""
+    topics, parts = {}, {}
+    for row in rows:
+        if row["batch"]["is_control"]:
+            continue
+        raw = bytes.fromhex(row["value_hex"])
+        key, ver = raw[1], raw[2]
+        name = kcodec.spec_for_api_key(key, "metadata", folder="metadata").name
+        v = kcodec.decode(name, raw[3:], ver)
+        if name == "TopicRecord":
+            topics[v["topicId"]] = v["name"]
+        elif name == "PartitionRecord":
+            parts[(topics[v["topicId"]], v["partitionId"])] = {
+                "leader": v["leader"], "leaderEpoch": v["leaderEpoch"],
+                "partitionEpoch": v["partitionEpoch"], "isr": v["isr"], "replicas": v["replicas"],
+                "eligibleLeaderReplicas": v.get("eligibleLeaderReplicas") or [],
+                "lastKnownElr": v.get("lastKnownElr") or []}
+        elif name == "PartitionChangeRecord":
+            p = parts[(topics[v["topicId"]], v["partitionId"])]
+            if v["leader"] != -2:
+                p["leader"] = v["leader"]
+                p["leaderEpoch"] += 1
+            p["partitionEpoch"] += 1
+            for f in ("isr", "replicas", "eligibleLeaderReplicas", "lastKnownElr"):
+                if v.get(f) is not None:
+                    p[f] = v[f]
+        elif name == "ClearElrRecord":
+            for (t, _), p in parts.items():
+                if (not v["topicName"] or t == v["topicName"]) and (
+                        p["eligibleLeaderReplicas"] or p["lastKnownElr"]):
+                    p["eligibleLeaderReplicas"], p["lastKnownElr"] = [], []
+                    p["partitionEpoch"] += 1
+    return parts
+
+
+@needs_fixture
+def test_partitions_match_a_plain_replay(image):
+    rows = [r for r in read_jsonl(META / "segment_records.jsonl")
+            if "bootstrap" not in r["file"]]
+    expected = _naive(rows)
+    assert len(expected) == image.partition_count()
+    for (t, pid), want in expected.items():
+        got = image.partition(t, pid)
+        assert {k: got[k] for k in want} == want, (t, pid)
+
+
+def _frame(name, value, version=0):
+    return (None, encode_record(name, value, version))
+
+
+def _log(*batches):
+    out, off = b"", 0
+    for recs in batches:
+        out += log.encode_batch(recs, base_offset=off)
+        off += len(recs)
+    return out
+
+
+TID = uuid.UUID(int=7)
+
+
+def test_transactions_apply_at_end_and_aborts_drop():
+    data = _log(
+        [_frame("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": 27})],
+        [_frame("BeginTransactionRecord", {"name": "t1"}),
+         _frame("TopicRecord", {"name": "a", "topicId": TID})],
+        [_frame("EndTransactionRecord", {})],
+        [_frame("BeginTransactionRecord", {"name": "t2"}),
+         _frame("TopicRecord", {"name": "b", "topicId": uuid.UUID(int=8)}),
+         _frame("AbortTransactionRecord", {})],
+        [_frame("BeginTransactionRecord", {"name": "t3"}),
+         _frame("TopicRecord", {"name": "c", "topicId": uuid.UUID(int=9)})],
+    )
+    img = replay(data)
+    assert img.topic_names() == ["a"]
+    assert img.aborted_transactions == 1
+    assert img.open_transaction == "t3"
+
+
+def test_unknown_types_and_newer_versions_are_reported():
+    data = _log([
+        _frame("TopicRecord", {"name": "a", "topicId": TID}),
+        (None, b"\x01\x63\x00\x00"),                       # unknown record type 99
+        (None, b"\x01\x0c\x07\x02x\x00\x01\x00"),          # FeatureLevelRecord v7
+        (None, b"\x01\x02\x00\x05"),                       # truncated TopicRecord
+    ])
+    img = replay(data)
+    kinds = [(i.kind, i.api_key) for i in img.issues]
+    assert ("unknown_type", 99) in kinds and ("newer_version", 12) in kinds
+    assert any(k == "error" for k, _ in kinds)
+    assert img.features == {"x": 1}
+    assert [i.raw for i in img.issues if i.api_key == 99] == [b"\x01\x63\x00\x00"]
+
+
+def test_partition_changes_and_topic_removal():
+    data = _log([
+        _frame("TopicRecord", {"name": "a", "topicId": TID}),
+        _frame("PartitionRecord", {"partitionId": 0, "topicId": TID, "replicas": [1, 2],
+                                   "isr": [1, 2], "leader": 1, "leaderEpoch": 0,
+                                   "partitionEpoch": 0}),
+        _frame("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "isr": [1]}),
+        _frame("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "leader": 2}),
+        _frame("ConfigRecord", {"resourceType": 2, "resourceName": "a", "name": "x", "value": "1"}),
+    ])
+    img = replay(data)
+    p = img.partition("a", 0)
+    assert (p["leader"], p["leaderEpoch"], p["partitionEpoch"], p["isr"]) == (2, 1, 2, [1])
+    img2 = replay([data, _log([_frame("RemoveTopicRecord", {"topicId": TID})])])
+    assert img2.topic_names() == [] and img2.configs == {}
+
+
+@needs_fixture
+def test_without_the_extension_the_image_is_the_same(monkeypatch, image):
+    from kcodec.kraft import image as image_mod
+    monkeypatch.setattr(image_mod, "_native_image", None)
+    plain = replay(SEGMENTS)
+    for t in image.topic_names():
+        assert plain.topic(t) == image.topic(t)
+
+
+def test_extract_reports_bad_rows_and_keeps_going():
+    good = encode_record("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "isr": [1]}, 2)
+    data = _log([
+        _frame("TopicRecord", {"name": "a", "topicId": TID}),
+        _frame("PartitionRecord", {"partitionId": 0, "topicId": TID, "replicas": [1], "isr": [1],
+                                   "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0}),
+        (None, good[:-2]),                       # cut short
+        (None, good),
+    ])
+    img = replay(data)
+    assert [i.kind for i in img.issues] == ["error"]
+    assert img.issues[0].raw == good[:-2]
+    assert img.partition("a", 0)["partitionEpoch"] == 1
+
+
+def test_random_partition_bytes_never_crash():
+    import random
+    rnd = random.Random(11)
+    good = encode_record("PartitionChangeRecord", {"partitionId": 0, "topicId": TID, "isr": [1, 2],
+                                                   "eligibleLeaderReplicas": [3]}, 2)
+    recs = [_frame("TopicRecord", {"name": "a", "topicId": TID})]
+    for _ in range(3000):
+        b = bytearray(good)
+        for _ in range(rnd.randint(1, 4)):
+            b[rnd.randrange(3, len(b))] = rnd.randrange(256)
+        recs.append((None, bytes(b[: rnd.randint(3, len(b))])))
+    img = replay(_log(recs))          # every bad row is an issue, nothing raises
+    assert all(i.kind in ("error", "invalid") for i in img.issues)
+
+
+def test_generated_log_matches_a_plain_replay(tmp_path):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from gen_kraft_log import generate
+    from kcodec.kraft import iter_log
+    generate(str(tmp_path), topics=50, partitions=400, changes=3000, batch=97)
+    rows = [{"batch": {"is_control": e.control_type is not None},
+             "value_hex": e.value.hex()} for e in iter_log(tmp_path)]
+    expected = _naive(rows)
+    img = replay(tmp_path)
+    assert img.partition_count() == len(expected) == 400 and not img.issues
+    for (t, pid), want in expected.items():
+        got = img.partition(t, pid)
+        assert {k: got[k] for k in want} == want, (t, pid)
