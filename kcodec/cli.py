@@ -24,6 +24,7 @@ _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
     "kcodec.offsets.cli": None,
     "kcodec.consumer.cli": None,
     "kcodec.kraft.cli": None,
+    "kcodec.streams.cli": None,
 }
 
 

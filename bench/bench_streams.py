@@ -1,0 +1,134 @@
+"""Streams leader speed and memory at the sizes of Kafka's StreamsAssignmentScaleTest.
+
+    python3 -m pytest bench/bench_streams.py --benchmark-only
+    python3 bench/bench_streams.py          # prints the table of bench/results/streams.md
+
+HighAvailabilityTaskAssignor sizes (partitions, clients, threads per client, standbys), one
+source topic, one stateful task per partition, changelog end offsets 100,000:
+(6000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 50), (1000, 10, 1000, 1).
+``first``: every member subscribes without state; ``second``: each member's subscription
+carries the first assignment (its active tasks as running, standbys with offset sum 0, its
+partitions as owned), as the Kafka test does.  Timed: subscription bytes in (decode) to every
+member's ConsumerProtocolAssignment bytes out (encode).  Memory: peak RSS of a fresh process
+running the round, and its excess over building the inputs (``delta``).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+import uuid
+from typing import Dict, List, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from kcodec.consumer import Subscription, TopicPartition, decode_assignment  # noqa: E402
+from kcodec.consumer import encode_subscription as encode_consumer_subscription  # noqa: E402
+from kcodec.streams import LATEST_OFFSET, SubscriptionInfo, decode_assignment as decode_info  # noqa: E402
+from kcodec.streams import encode_subscription  # noqa: E402
+from kcodec.streams.assignors import AssignmentConfigs  # noqa: E402
+from kcodec.streams.leader import Topology, assign_group  # noqa: E402
+
+SIZES = [(6000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 50), (1000, 10, 1000, 1)]
+TOPIC = "source"
+
+
+def scenario(partitions: int, clients: int, threads: int, standbys: int):
+    topo = Topology.single_topic(TOPIC, partitions, end_offset_sum=100_000)
+    cfg = AssignmentConfigs(num_standby_replicas=standbys)
+    members: Dict[str, Tuple[uuid.UUID, str]] = {}
+    for c in range(clients):
+        pid = uuid.UUID(int=c + 1)
+        for i in range(threads):
+            members[f"consumer-{c:05d}-{i:05d}"] = (pid, f"host-{c}:8080")
+    return topo, cfg, members
+
+
+def first_subscriptions(members) -> Dict[str, bytes]:
+    return {m: encode_consumer_subscription(Subscription(
+        [TOPIC], encode_subscription(SubscriptionInfo(11, 11, pid, ep))))
+        for m, (pid, ep) in members.items()}
+
+
+def second_subscriptions(members, assignments) -> Dict[str, bytes]:
+    out = {}
+    for m, data in assignments:      # one at a time: a round's assignments need not all be held
+        pid, ep = members[m]
+        a = decode_assignment(data)
+        info = decode_info(a.user_data)
+        sums = {t: 0 for t in info.standby_tasks}
+        sums.update({t: LATEST_OFFSET for t in info.active_tasks})
+        ud = encode_subscription(SubscriptionInfo(11, 11, pid, ep, sums))
+        out[m] = encode_consumer_subscription(Subscription([TOPIC], ud, list(a.partitions)))
+    return out
+
+
+def drain_round(subs: Dict[str, bytes], topo, cfg) -> int:
+    """The round as a leader sends it: assignments encoded one at a time and handed on."""
+    res = assign_group(subs, topo, cfg)
+    return sum(len(b) for _, b in res.encoded())
+
+
+def prepare(size, which: str):
+    topo, cfg, members = scenario(*size)
+    subs = first_subscriptions(members)
+    if which == "second":
+        subs = second_subscriptions(members, assign_group(subs, topo, cfg).encoded())
+    return topo, cfg, subs
+
+
+def _child(size, which: str) -> None:
+    topo, cfg, subs = prepare(size, which)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    nbytes = drain_round(subs, topo, cfg)
+    dt = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{dt:.6f} {peak / 1024:.1f} {(peak - base) / 1024:.1f} {nbytes} "
+          f"{sum(len(b) for b in subs.values())}")
+
+
+def measure(size, which: str) -> Dict[str, float]:
+    """Time and memory of one round in a fresh process."""
+    r = subprocess.run([sys.executable, __file__, "--child", which] + [str(x) for x in size],
+                       capture_output=True, text=True, check=True)
+    dt, peak, delta, out_b, in_b = r.stdout.split()
+    return {"seconds": float(dt), "peak_rss_mb": float(peak), "delta_rss_mb": float(delta),
+            "assignment_bytes": int(out_b), "subscription_bytes": int(in_b)}
+
+
+try:
+    import pytest
+
+    @pytest.mark.parametrize("which", ["first", "second"])
+    @pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s)))
+    def test_ha_leader(benchmark, size, which):
+        topo, cfg, subs = prepare(size, which)
+        benchmark.extra_info.update(dict(zip(("partitions", "clients", "threads", "standbys"), size)))
+        if os.environ.get("KCODEC_BENCH_MEMORY", "1") != "0":
+            benchmark.extra_info.update(measure(size, which))
+        benchmark.pedantic(drain_round, args=(subs, topo, cfg), rounds=3, iterations=1)
+except ImportError:  # pragma: no cover
+    pass
+
+
+def main() -> None:
+    print("| partitions x clients x threads, standbys | round | time (s) | peak RSS (MB) | delta RSS (MB) "
+          "| subscription bytes in | assignment bytes out |")
+    print("|---|---|---|---|---|---|---|")
+    for size in SIZES:
+        for which in ("first", "second"):
+            m = measure(size, which)
+            print(f"| {size[0]} x {size[1]} x {size[2]}, {size[3]} | {which} | {m['seconds']:.3f} "
+                  f"| {m['peak_rss_mb']:.0f} | {m['delta_rss_mb']:.0f} | {m['subscription_bytes']:,} "
+                  f"| {m['assignment_bytes']:,} |", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        _child(tuple(int(x) for x in sys.argv[3:7]), sys.argv[2])
+    else:
+        main()

@@ -1,0 +1,70 @@
+"""The Streams leader end to end: subscription bytes in, assignment bytes out."""
+from __future__ import annotations
+
+import uuid
+
+from kcodec.consumer import Subscription, decode_assignment, encode_subscription as enc_consumer
+from kcodec.streams import AssignorError, SubscriptionInfo, TaskId, decode_assignment as decode_info, encode_subscription
+from kcodec.streams.assignors import AssignmentConfigs
+from kcodec.streams.leader import JavaPriorityQueue, Topology, assign_group, assign_tasks_to_threads
+
+
+def _subs(members, version=11, latest=11, sums=None):
+    return {m: enc_consumer(Subscription(["in"], encode_subscription(
+        SubscriptionInfo(version, latest, pid, f"h{pid.int}:1", (sums or {}).get(m, {})))))
+        for m, pid in members.items()}
+
+
+def test_every_partition_once_and_host_maps():
+    topo = Topology.single_topic("in", 12, end_offset_sum=100)
+    members = {f"c{i}-{j}": uuid.UUID(int=i + 1) for i in range(3) for j in range(2)}
+    res = assign_group(_subs(members), topo, AssignmentConfigs(num_standby_replicas=1))
+    seen = []
+    for m, data in res.encoded():
+        a = decode_assignment(data)
+        info = decode_info(a.user_data)
+        assert info.version == 11 and info.commonly_supported_version == 11
+        assert [tp.partition for tp in a.partitions] == [t.partition for t in info.active_tasks]
+        assert len(info.partitions_by_host) == 3 and len(info.standby_partitions_by_host) == 3
+        assert not set(info.active_tasks) & set(info.standby_tasks)
+        seen += a.partitions
+    assert sorted(tp.partition for tp in seen) == list(range(12))
+
+
+def test_lowest_version_is_used_for_everyone():
+    topo = Topology.single_topic("in", 4)
+    subs = _subs({"a": uuid.UUID(int=1)}, 7, 11)
+    subs.update(_subs({"b": uuid.UUID(int=2)}))
+    res = assign_group(subs, topo)
+    assert {i.version for i in res.infos.values()} == {7}
+
+
+def test_future_member_gets_tasks_and_probes():
+    topo = Topology.single_topic("in", 4)
+    subs = _subs({"a": uuid.UUID(int=1)})
+    subs["f"] = enc_consumer(Subscription(["in"], bytes.fromhex("0000000c0000000c")))
+    res = assign_group(subs, topo)
+    assert res.versions.version_probing
+    assert res.infos["f"].version == 11 and res.infos["f"].active_tasks
+
+
+def test_error_assignment_when_future_meets_v2():
+    subs = _subs({"a": uuid.UUID(int=1)}, 2, -1)
+    subs["f"] = enc_consumer(Subscription(["in"], bytes.fromhex("0000000c0000000c")))
+    res = assign_group(subs, Topology.single_topic("in", 2))
+    assert all(i.error_code == AssignorError.ASSIGNMENT_ERROR and not i.active_tasks for i in res.infos.values())
+
+
+def test_threads_share_evenly_and_previous_owner_keeps_its_task():
+    tasks = [TaskId(0, p) for p in range(5)]
+    load = {}
+    out = assign_tasks_to_threads(tasks, True, ["t1", "t2"], {"t2": [TaskId(0, 0)]}, load)
+    assert TaskId(0, 0) in out["t2"] and sorted(len(v) for v in out.values()) == [2, 3]
+    assert load == {"t1": len(out["t1"]), "t2": len(out["t2"])}
+
+
+def test_java_priority_queue_layout():
+    q = JavaPriorityQueue([TaskId(0, p) for p in (5, 3, 8, 1, 4)])
+    assert q.poll() == TaskId(0, 1)
+    q.remove(TaskId(0, 4))
+    assert [q.poll().partition for _ in range(3)] == [3, 5, 8]
