@@ -163,10 +163,12 @@ class Reader:
             raise self.fail("malformed modified UTF-8", path, start + 2)
         try:
             text = data.replace(b"\xc0\x80", b"\x00").decode("utf-8", "surrogatepass")
-            # pair up surrogates the way Java's UTF-16 strings hold them
-            return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
         except UnicodeError:
             raise self.fail("malformed modified UTF-8", path, start + 2) from None
+        try:   # pair up surrogates the way Java's UTF-16 strings hold them
+            return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeError:   # a lone surrogate, which Java's readUTF accepts: kept as is
+            return text
 
     def uuid(self, path: str = "") -> _uuid.UUID:
         return _uuid.UUID(bytes=self.raw(16, path))

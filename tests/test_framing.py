@@ -69,6 +69,9 @@ def test_java_modified_utf8_is_exact():
     assert Writer().java_utf("\x00\U0001F600").getvalue() == bytes.fromhex("0008c080eda0bdedb880")
     with pytest.raises(DecodeError, match="modified UTF-8"):
         Reader(b"\x00\x04\xf0\x9f\x98\x80").java_utf("name")
+    # a lone surrogate is accepted (Java's readUTF does) and written back the same way
+    lone = Reader(b"\x00\x03\xed\xa0\xbd").java_utf()
+    assert lone == "\ud83d" and Writer().java_utf(lone).getvalue() == b"\x00\x03\xed\xa0\xbd"
 
 
 def test_reader_errors_name_path_and_offset():
