@@ -1195,6 +1195,9 @@ cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t 
         elif st == KC_E_TOO_BIG and R.r.pos != NULL:
             errs[r] = str(DecodeError("record slice outside the buffer", message=P.name,
                                       version=P.version))
+        elif st == KC_E_TOO_BIG:
+            # a column past its int32 offsets (2 GiB) or a row past the data: not the row's fault
+            raise status_error(st, f"bulk decode of {P.name} v{P.version} (split the input)")
         else:
             errs[r] = _row_error(P, prog, R.row(r), skip)
     return errs
