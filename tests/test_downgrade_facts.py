@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import uuid
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_classic_member_metadata_is_a_3_8_tag():
 
 
 def test_offset_commit_topic_id_is_a_4_1_tag():
-    rec = _rec(1, {"offset": 1, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}, vv=4)
+    rec = _rec(1, {"offset": 1, "topicId": uuid.UUID(int=1)}, vv=4)
     (outcome, reason), = downgrade.classify(rec, P("4.0"))
     assert outcome == "lose_fields" and "tagged field 0 added in 4.1.0" in reason
     assert _outcomes(rec, "4.1") == []
