@@ -3,7 +3,8 @@
 For every record the check asks whether a group coordinator of the target version
 
 * **skips** it: the record type is unknown to it and it ignores unknown types (Kafka
-  3.5+, KIP-915; the state it carried is lost);
+  3.5+, KIP-915; the state it carried is lost), or, before 4.0, a consumer group record
+  that only the (not default) new group coordinator reads;
 * **fails** to load the partition: an unknown record type before 3.5, a value version
   newer than it knows before 4.0 (the Scala loader checks the version range), or a
   record type it knew only as early access with a different layout;
@@ -11,7 +12,8 @@ For every record the check asks whether a group coordinator of the target versio
   fields added after it, unknown tagged fields, or a newer value version read with its
   older layout from 4.0 on, where the Java loader decodes any version).
 
-History the check is based on (Kafka releases, from the KIPs and the schemas' history):
+History the check is based on (Kafka releases; each table entry below cites the release tag
+and file of apache/kafka it was read from):
 
 =====  ==================================================================  ============
 type   record (key/value)                                                  first known
@@ -20,10 +22,11 @@ type   record (key/value)                                                  first
 1      OffsetCommitKey / OffsetCommitValue                                 0.9.0
 2      GroupMetadataKey / GroupMetadataValue                               0.9.0
 3-8    consumer group (KIP-848): metadata, partition metadata, member,     3.7.0 early access,
-       target assignment metadata/member, current member assignment        layouts final in 4.0.0
-9-14   share group (KIP-932): partition metadata, member, metadata,        4.0.0 early access,
-       target assignment metadata/member, current member assignment        layouts of 4.1.0 differ
-15     ShareGroupStatePartitionMetadata                                    4.1.0
+       target assignment metadata/member, current member assignment        layouts final in 3.8.0
+9      ShareGroupPartitionMetadata (KIP-932)                               4.0.0 only
+10-14  share group (KIP-932): member, metadata, target assignment          4.0.0 early access,
+       metadata/member, current member assignment                          11 differs in 4.1.0
+15     ShareGroupStatePartitionMetadata                                    4.0.0, differs in 4.1.0
 16     ConsumerGroupRegularExpression (KIP-848 regex)                      4.0.0
 17-23  streams group (KIP-1071): metadata, partition metadata, member,     4.1.0 early access
        target assignment metadata/member, current assignment, topology
@@ -62,7 +65,7 @@ from kcodec.framing import Writer
 from .records import OffsetsRecord, unknown_tagged_fields
 
 __all__ = ["parse_version", "check", "DowngradeReport", "Finding", "KNOWN_VERSIONS",
-           "RECORD_TYPES_SINCE", "VALUE_VERSIONS_SINCE", "TAGGED_SINCE"]
+           "RECORD_TYPES_SINCE", "RECORD_TYPES_UNTIL", "VALUE_VERSIONS_SINCE", "TAGGED_SINCE"]
 
 Version = Tuple[int, int, int]
 
@@ -87,39 +90,103 @@ def parse_target(s: str) -> Version:
     return v
 
 
+# Every boundary below was read from apache/kafka at the release tag named in its comment
+# (the git tags 0.8.2.0 ... 3.9.0-rc3, the 3.9.0 release candidate; "trunk@2024-10-25" is
+# trunk after the 3.9 branch and before the 4.0 one; 4.1.1 is /work/shared's schema copy).
+# GMM = core/src/main/scala/kafka/coordinator/group/GroupMetadataManager.scala,
+# MSG = group-coordinator/src/main/resources/common/message/ (core/... before 3.5).
+
 # record type -> (first release that knows it, first release whose layout matches 4.1)
 RECORD_TYPES_SINCE: Dict[int, Tuple[Version, Version]] = {
+    # 0.8.2.0: kafka/server/OffsetManager.scala, OFFSET_SCHEMAS has key/value schema 0 only
     0: ((0, 8, 2), (0, 8, 2)),
+    # 0.9.0.0: kafka/coordinator/GroupMetadataManager.scala MESSAGE_TYPE_SCHEMAS 0, 1, 2
     1: ((0, 9, 0), (0, 9, 0)),
     2: ((0, 9, 0), (0, 9, 0)),
-    3: ((3, 7, 0), (4, 0, 0)), 4: ((3, 7, 0), (4, 0, 0)), 5: ((3, 7, 0), (4, 0, 0)),
-    6: ((3, 7, 0), (4, 0, 0)), 7: ((3, 7, 0), (4, 0, 0)), 8: ((3, 7, 0), (4, 0, 0)),
+    # 3.5.0: MSG ConsumerGroup*Key.json (types 3-8) exist, but GMM.readMessageKey still makes
+    # them UnknownKey and the Java coordinator is not wired in; 3.6.0 has it behind the
+    # internal group.coordinator.new.enable; 3.7.0 is the public early access
+    # (group.coordinator.rebalance.protocols=classic,consumer).  3.7.0 -> 3.8.0: MSG
+    # ConsumerGroupMemberMetadataValue.json swaps Assignors for tagged ClassicMemberMetadata,
+    # ConsumerGroupPartitionMetadataValue drops Epoch, ConsumerGroupTargetAssignmentMemberValue
+    # drops Error/MetadataVersion/MetadataBytes, ConsumerGroupCurrentMemberAssignmentValue
+    # turns TargetMemberEpoch into State and drops four fields.  3.8.0 == 3.9.0-rc3 == 4.1.1
+    # for all six values but ConsumerGroupMetadataValue's tagged MetadataHash (TAGGED_SINCE).
+    3: ((3, 7, 0), (3, 8, 0)), 4: ((3, 7, 0), (3, 8, 0)), 5: ((3, 7, 0), (3, 8, 0)),
+    6: ((3, 7, 0), (3, 8, 0)), 7: ((3, 7, 0), (3, 8, 0)), 8: ((3, 7, 0), (3, 8, 0)),
+    # 3.9.0-rc3: MSG ShareGroup{PartitionMetadata,MemberMetadata,Metadata}Key.json (9-11)
+    # exist, but CoordinatorRecordSerde.apiMessageKeyFor knows only 0-8 (UnknownRecordType-
+    # Exception: skipped).  trunk@2024-10-25 (KAFKA-17247, #16786): types 9-15 read by
+    # GroupCoordinatorRecordSerde and 9-14 replayed by GroupCoordinatorShard; it is 4.0.0's
+    # base.  4.1.1 has no type 9 any more (see RECORD_TYPES_UNTIL).
     9: ((4, 0, 0), (4, 0, 0)),
-    10: ((4, 0, 0), (4, 1, 0)), 11: ((4, 0, 0), (4, 1, 0)), 12: ((4, 0, 0), (4, 1, 0)),
-    13: ((4, 0, 0), (4, 1, 0)), 14: ((4, 0, 0), (4, 1, 0)),
-    15: ((4, 1, 0), (4, 1, 0)),
+    # trunk@2024-10-25 ShareGroup{MemberMetadata,TargetAssignmentMetadata,TargetAssignment-
+    # Member,CurrentMemberAssignment}Value.json == 4.1.1 field for field
+    10: ((4, 0, 0), (4, 0, 0)), 12: ((4, 0, 0), (4, 0, 0)),
+    13: ((4, 0, 0), (4, 0, 0)), 14: ((4, 0, 0), (4, 0, 0)),
+    # 4.1.1: MSG ShareGroupMetadataValue.json has a non-tagged MetadataHash after Epoch that
+    # trunk@2024-10-25 lacks
+    11: ((4, 0, 0), (4, 1, 0)),
+    # trunk@2024-10-25: MSG ShareGroupStatePartitionMetadataKey.json validVersions 15, read by
+    # the serde but not replayed (GroupCoordinatorShard.replay throws "unknown record type");
+    # 4.1.1 puts a non-tagged InitializingTopics first (KAFKA-18827, #19339, 2025-04)
+    15: ((4, 0, 0), (4, 1, 0)),
+    # not in trunk@2024-10-25; 4.0.0 from KIP-848's regex support (not read at a 4.0 tag)
     16: ((4, 0, 0), (4, 0, 0)),
+    # 4.1.1: MSG StreamsGroup*.json, "in development" (KIP-1071 early access in 4.1)
     17: ((4, 1, 0), (4, 1, 0)), 18: ((4, 1, 0), (4, 1, 0)), 19: ((4, 1, 0), (4, 1, 0)),
     20: ((4, 1, 0), (4, 1, 0)), 21: ((4, 1, 0), (4, 1, 0)), 22: ((4, 1, 0), (4, 1, 0)),
     23: ((4, 1, 0), (4, 1, 0)),
 }
 
+# record type -> first release that no longer knows it (it skips it, KIP-915)
+RECORD_TYPES_UNTIL: Dict[int, Version] = {
+    # 4.1.1: MSG has no ShareGroupPartitionMetadataKey.json; apiKey 9 is free
+    9: (4, 1, 0),
+}
+
+# record types kept only by the Java group coordinator, which before 4.0 runs only when
+# enabled: GMM.readMessageKey of 3.5.0-3.9.0-rc3 makes them UnknownKey (skipped), and
+# 3.7.0/3.8.0/3.9.0-rc3 KafkaConfig.isNewGroupCoordinatorEnabled is
+# group.coordinator.new.enable (default false) || group.coordinator.rebalance.protocols
+# (default [classic]) contains consumer.
+JAVA_COORDINATOR_ONLY = frozenset(range(3, 9))   # later types are unknown before 4.0 anyway
+
 # (record type, value version) -> first release that reads it
 VALUE_VERSIONS_SINCE: Dict[Tuple[int, int], Version] = {
+    # 0.8.2.0 OffsetManager value schema 0; 0.9.0.0 GMM OFFSET_VALUE_SCHEMAS 0-1;
+    # 2.0.0 still 0-1, 2.1.0 GMM OFFSET_VALUE_SCHEMAS 0-3; 3.4.0 MSG OffsetCommitValue.json
+    # validVersions 0-3, 3.5.0 0-4 (flexibleVersions 4+)
     (0, 0): (0, 8, 2), (0, 1): (0, 9, 0), (0, 2): (2, 1, 0), (0, 3): (2, 1, 0), (0, 4): (3, 5, 0),
     (1, 0): (0, 9, 0), (1, 1): (0, 9, 0), (1, 2): (2, 1, 0), (1, 3): (2, 1, 0), (1, 4): (3, 5, 0),
+    # 0.9.0.0 and 0.10.0.0 GMM GROUP_VALUE_SCHEMAS 0; 0.10.1.0 0-1; 2.0.0 0-1, 2.1.0 0-2;
+    # 2.2.0 0-2, 2.3.0 0-3; 3.4.0 MSG GroupMetadataValue.json 0-3, 3.5.0 0-4 (flexible 4+)
     (2, 0): (0, 9, 0), (2, 1): (0, 10, 1), (2, 2): (2, 1, 0), (2, 3): (2, 3, 0), (2, 4): (3, 5, 0),
 }
 
 # (record type, tag) -> first release that knows the tagged field
 TAGGED_SINCE: Dict[Tuple[int, int], Version] = {
+    # 3.9.0-rc3 MSG OffsetCommitValue.json has no tagged field; 4.1.1 has topicId tag 0
+    # (KAFKA-19141, #19683, 2025-05, after 4.0.0)
     (1, 0): (4, 1, 0),
+    # 4.1.1 MSG ConsumerGroupMetadataValue.json: "The MetadataHash is added in 4.1 (KIP-1101)";
+    # absent at 3.9.0-rc3 and trunk@2024-10-25
     (3, 0): (4, 1, 0),
+    # 3.8.0 MSG ConsumerGroupMemberMetadataValue.json adds ClassicMemberMetadata (tag 0);
+    # 3.7.0 has a non-tagged Assignors array instead
     (5, 0): (3, 8, 0),
 }
 
-KIP_915 = (3, 5, 0)          # unknown record types skipped from here on
-JAVA_LOADER = (4, 0, 0)      # no value-version range check from here on
+# 3.4.0 GMM.readMessageKey throws IllegalStateException("Unknown group metadata message
+# version"); 3.5.0 returns UnknownKey, which the load logs and ignores
+KIP_915 = (3, 5, 0)
+# Before 4.0 the default loader is GMM: readOffsetMessageValue / readGroupMessageValue throw
+# "Unknown offset/group metadata message version" outside LOWEST..HIGHEST_SUPPORTED_VERSION
+# (3.5.0-3.9.0-rc3).  The Java loader (CoordinatorRecordSerde.readMessage -> the generated
+# read(), whose version check is always true for a top-level message; 3.9.0-rc3
+# generator/.../MessageDataGenerator.generateClassReader) reads any version.  That GMM is
+# gone in 4.0 is taken from the 4.0 upgrade notes, not read at a 4.0 tag.
+JAVA_LOADER = (4, 0, 0)
 
 KNOWN_VERSIONS = ["0.9", "0.10.1", "2.1", "2.3", "3.5", "3.7", "3.8", "3.9", "4.0", "4.1"]
 
@@ -194,15 +261,26 @@ def classify(rec: OffsetsRecord, target: Version) -> List[Tuple[str, str]]:
     out: List[Tuple[str, str]] = []
     t = rec.record_type
     since = RECORD_TYPES_SINCE.get(t)
-    if since is None or target < since[0]:
-        known = "unknown to every release we know" if since is None else f"introduced in {_vs(since[0])}"
+    until = RECORD_TYPES_UNTIL.get(t)
+    if since is None or target < since[0] or (until is not None and target >= until):
+        known = ("unknown to every release we know" if since is None
+                 else f"introduced in {_vs(since[0])}" if target < since[0]
+                 else f"dropped in {_vs(until)}")  # type: ignore[arg-type]
         if target < KIP_915:
             out.append(("fail", f"record type {t} is {known}; before 3.5 an unknown type fails the load"))
         else:
             out.append(("skip", f"record type {t} is {known}; skipped (KIP-915), its state is lost"))
         return out
     if target < since[1]:
-        out.append(("fail", f"record type {t} was early access before {_vs(since[1])} with a different layout"))
+        note = ("; only with the new group coordinator enabled, the default one skips it"
+                if t in JAVA_COORDINATOR_ONLY and target < JAVA_LOADER else "")
+        out.append(("fail", f"record type {t} was early access before {_vs(since[1])} "
+                            f"with a different layout{note}"))
+        return out
+    if t in JAVA_COORDINATOR_ONLY and target < JAVA_LOADER:
+        out.append(("skip", f"record type {t} is read only by the new group coordinator before 4.0; "
+                            "the default one skips it (enable group.coordinator.rebalance.protocols"
+                            "=classic,consumer to keep it)"))
         return out
     if rec.tombstone or rec.value_version is None:
         return out
