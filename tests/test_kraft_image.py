@@ -154,9 +154,9 @@ def test_partition_changes_and_topic_removal():
 
 
 @needs_fixture
-def test_without_the_extension_the_image_is_the_same(monkeypatch, image):
+def test_without_pyarrow_the_image_is_the_same(monkeypatch, image):
     from kcodec.kraft import image as image_mod
-    monkeypatch.setattr(image_mod, "_native_image", None)
+    monkeypatch.setattr(image_mod, "_arrow", None)
     plain = replay(SEGMENTS)
     for t in image.topic_names():
         assert plain.topic(t) == image.topic(t)
