@@ -912,21 +912,28 @@ class _PartCols:
                          self.offsets[idx], self.file)
 
 
+def _bulk_decode(name: str, version: int, ch: "_Chunk", rows: np.ndarray) -> Tuple[Any, np.ndarray, Any]:
+    """One bulk decode (pyarrow) of the values of ``rows`` in place: the RecordBatch, each
+    row's ok flag, and the error texts (None when every row decoded)."""
+    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
+    got = _arrow.decode(name, _arrow.Slices(ch.buf, ch.vpos[rows], ch.vlen[rows]), version,
+                        newer=newer, skip=3)
+    err = got.column(_arrow.ERROR_COLUMN)
+    if err.null_count == len(err):        # every row decoded
+        return got, np.ones(len(rows), bool), None
+    return got, np.asarray(err.is_null().to_numpy(zero_copy_only=False), bool), err.to_pylist()
+
+
 def _extract(name: str, version: int, ch: "_Chunk", rows: np.ndarray
              ) -> Tuple[_PartCols, np.ndarray, Optional[List[Optional[str]]]]:
     """Columns of the records ``rows`` of a chunk, each row's ok flag, and the error texts
-    (None when every row decoded): one bulk decode of the values in place."""
+    (None when every row decoded)."""
     offsets = ch.offsets[rows]
-    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
     if _arrow is not None:
-        got = _arrow.decode(name, _arrow.Slices(ch.buf, ch.vpos[rows], ch.vlen[rows]), version,
-                            newer=newer, skip=3)
-        err = got.column(_arrow.ERROR_COLUMN)
-        ok = np.ones(len(rows), bool) if not err.null_count else \
-            np.asarray(err.is_null().to_numpy(zero_copy_only=False), bool)
-        return (_partcols_from_arrow(name, got, offsets, ch.file), ok,
-                None if ok.all() else err.to_pylist())
+        got, ok, errs = _bulk_decode(name, version, ch, rows)
+        return _partcols_from_arrow(name, got, offsets, ch.file), ok, errs
     # no pyarrow: the engine's dicts, laid out the same way
+    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
     dicts, ok, errs = [], np.ones(len(rows), bool), [None] * len(rows)
     for i, body in enumerate(ch.bodies(rows)):
         try:
@@ -1223,11 +1230,17 @@ class _Replayer:
         img = self.img
         name = _BULK[key]
         newer = ver > kcodec.spec(name).valid_versions.highest
-        if key == _TOPIC:
+        if key == _TOPIC and _arrow is not None:
+            got, okm, errs = _bulk_decode(name, ver, ch, rows)
+            names = got.column("name").to_pylist()
+            raw = _fixed16(got.column("topicId")).tobytes()
+            ids = [raw[i:i + 16] for i in range(0, len(raw), 16)]
+        elif key == _TOPIC:
             cols = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer="latest" if newer else "error")
             okm = np.asarray(cols["_ok"], bool)
             names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
-            ids = _uuid_bytes(cols["topicId"]) if okm.all() else None
+            tid = cols["topicId"].to_pylist() if hasattr(cols["topicId"], "to_pylist") else list(cols["topicId"])
+            ids = [u.bytes if isinstance(u, _uuid.UUID) else u for u in tid]
             errs = cols["_error"]
         else:
             pc, okm, errs = _extract(name, ver, ch, rows)
@@ -1246,10 +1259,9 @@ class _Replayer:
             return
         img._count(name, ver, len(good))
         if key == _TOPIC:
-            if ids is None:
-                ids = _uuid_bytes(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
-                                  else [cols["topicId"][i] for i in good.tolist()])
+            if len(good) < len(rows):
                 names = [names[i] for i in good.tolist()]
+                ids = [ids[i] for i in good.tolist()]
             img._apply_topics(names, ids)
         elif key == _PARTITION:
             img._apply_partitions(pc if len(good) == len(rows) else pc.take(good), ver)
