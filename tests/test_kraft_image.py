@@ -207,3 +207,21 @@ def test_generated_log_matches_a_plain_replay(tmp_path):
     for (t, pid), want in expected.items():
         got = img.partition(t, pid)
         assert {k: got[k] for k in want} == want, (t, pid)
+
+
+def test_compressed_batches_replay_in_log_order():
+    # a gzip batch between plain ones: its records are applied where they sit in the log
+    pytest.importorskip("cramjam")
+    t2 = uuid.UUID(int=8)
+    part = {"partitionId": 0, "topicId": TID, "replicas": [1], "isr": [1], "leader": 1,
+            "leaderEpoch": 0, "partitionEpoch": 0}
+    data = (log.encode_batch([_frame("TopicRecord", {"name": "a", "topicId": TID})], base_offset=0)
+            + log.encode_batch([_frame("PartitionRecord", part),
+                                _frame("RemoveTopicRecord", {"topicId": TID}),
+                                _frame("TopicRecord", {"name": "b", "topicId": t2})],
+                               base_offset=1, compression=1)
+            + log.encode_batch([_frame("PartitionRecord", dict(part, topicId=t2, leader=2))],
+                               base_offset=4))
+    img = replay(data)
+    assert img.issues == [] and img.topic_names() == ["b"]
+    assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4

@@ -1303,10 +1303,24 @@ def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarra
     return h1.astype(np.int64), h2.astype(np.int64), fast
 
 
+def _groups(api: np.ndarray, ver: np.ndarray, idx: np.ndarray) -> Iterator[Tuple[int, int, np.ndarray]]:
+    """``(api key, version, rows of idx)`` per distinct pair (both below 0x80: the fast
+    frames), by ascending pair, rows in log order: one counting pass and one stable sort."""
+    key = (api << 7) | ver
+    counts = np.bincount(key, minlength=1 << 14)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        yield int(present[0]) >> 7, int(present[0]) & 0x7F, idx
+        return
+    order = idx[np.argsort(key, kind="stable")]
+    for k, rows in zip(present.tolist(), np.split(order, np.cumsum(counts[present])[:-1])):
+        yield k >> 7, k & 0x7F, rows
+
+
 def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Any]]:
     """Decode every metadata record of a log into columns, one ``(record type, version,
-    batch)`` per part of a chunk of the log and type/version, in the order they first
-    appear.  ``batch`` is a ``pyarrow.RecordBatch`` (needs pyarrow): the record's fields
+    batch)`` per part of a chunk of the log and type/version (by API key and version).
+    ``batch`` is a ``pyarrow.RecordBatch`` (needs pyarrow): the record's fields
     as :func:`kcodec.arrow.decode` gives them, ``_error`` (null when the record decoded),
     and ``offset``.  Each group is one bulk decode of the record values in place (the log
     reader's chunk, no bytes object per record).  Control records, unknown types and
@@ -1325,10 +1339,7 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
             idx = np.nonzero(fast)[0]
             if not len(idx):
                 continue
-            key = api[idx] * 0x10000 + ver[idx]
-            for k in np.unique(key).tolist():
-                rows = idx[key == k]
-                a, v = divmod(int(k), 0x10000)
+            for a, v, rows in _groups(api[idx], ver[idx], idx):
                 name = RECORD_TYPES.get(a)
                 if name is None:
                     continue
