@@ -225,3 +225,22 @@ def test_compressed_batches_replay_in_log_order():
     img = replay(data)
     assert img.issues == [] and img.topic_names() == ["b"]
     assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4
+
+
+def test_topic_lookup_settles_hash_collisions():
+    import numpy as np
+    from kcodec.kraft.image import Topics, _id_hash
+    k = 0x9E3779B97F4A7C15
+    w1a, w1b, w0a = 5, 6, 12345
+    w0b = w0a ^ ((w1a * k) & (2**64 - 1)) ^ ((w1b * k) & (2**64 - 1))
+    a = np.array([w0a, w1a], "<u8").tobytes()
+    b = np.array([w0b, w1b], "<u8").tobytes()
+    ids = np.frombuffer(a + b + bytes(16), np.uint8).reshape(3, 16)
+    assert _id_hash(ids[:1]) == _id_hash(ids[1:2])
+    t = Topics()
+    t.add_many(["a", "b"], [a, b])
+    assert t.lookup(ids).tolist() == [0, 1, -1]
+    t.remove(0)
+    assert t.lookup(ids).tolist() == [-1, 1, -1]
+    t.add("c", a)
+    assert t.lookup(ids).tolist() == [2, 1, -1]

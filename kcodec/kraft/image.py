@@ -94,8 +94,10 @@ class Topics:
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
         self._uuids: List[_uuid.UUID] = []
-        self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
-        self._hidx = np.zeros(0, np.int64)
+        # live ids by hash: an open-addressing table (linear probing), built lazily
+        self._slot_h = np.zeros(0, np.uint64)
+        self._slot_i = np.zeros(0, np.int64)   # topic index, -1: empty
+        self._live = 0
         self._idarr = np.zeros((0, 16), np.uint8)
         self._new: List[bytes] = []          # ids added since the last lookup
         self._dirty = False                  # a removal: rebuild the hash index
@@ -150,6 +152,32 @@ class Topics:
             del self.by_name[self.names[idx]]
         self._dirty = True
 
+    def _place(self, h: np.ndarray, ix: np.ndarray) -> None:
+        mask = np.uint64(len(self._slot_h) - 1)
+        slot = (h & mask).astype(np.int64)
+        todo = np.arange(len(h))
+        while len(todo):
+            s = slot[todo]
+            free = self._slot_i[s] < 0
+            # of the rows aiming at one free slot, the first takes it; the rest probe on
+            u, first = np.unique(s[free], return_index=True)
+            win = todo[free][first]
+            self._slot_i[u], self._slot_h[u] = ix[win], h[win]
+            placed = np.zeros(len(h), bool)
+            placed[win] = True
+            todo = todo[~placed[todo]]
+            slot[todo] = (slot[todo] + 1) & int(mask)
+
+    def _rebuild(self) -> None:
+        live = np.array(sorted(self.by_id.values()), np.int64)
+        size = 16
+        while size < 2 * len(live):
+            size *= 2
+        self._slot_h = np.zeros(size, np.uint64)
+        self._slot_i = np.full(size, -1, np.int64)
+        self._live = len(live)
+        self._place(_id_hash(self._idarr[live]), live)
+
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
         if self._new:
@@ -157,31 +185,33 @@ class Topics:
             first = len(self._idarr)
             self._idarr = np.concatenate([self._idarr, fresh])
             self._new = []
-            if not self._dirty:
-                h = _id_hash(fresh)
-                order = np.argsort(h, kind="stable")
-                h, ix = h[order], np.arange(first, first + len(fresh), dtype=np.int64)[order]
-                pos = np.searchsorted(self._hash, h)
-                self._hash = np.insert(self._hash, pos, h)
-                self._hidx = np.insert(self._hidx, pos, ix)
+            if not self._dirty and 2 * (self._live + len(fresh)) <= len(self._slot_h):
+                self._live += len(fresh)
+                self._place(_id_hash(fresh), np.arange(first, first + len(fresh), dtype=np.int64))
+            else:
+                self._dirty = True
         if self._dirty:
-            live = np.array(sorted(self.by_id.values()), np.int64)
-            h = _id_hash(self._idarr[live])
-            order = np.argsort(h, kind="stable")
-            self._hash, self._hidx = h[order], live[order]
+            self._rebuild()
             self._dirty = False
-        if not len(ids):
-            return np.zeros(0, np.int64)
+        n = len(ids)
+        out = np.full(n, -1, np.int64)
+        if not n or not self._live:
+            return out
         h = _id_hash(ids)
-        pos = np.minimum(np.searchsorted(self._hash, h), max(len(self._hash) - 1, 0))
-        if not len(self._hash):
-            return np.full(len(ids), -1, np.int64)
-        cand = self._hidx[pos]
-        ok = (self._hash[pos] == h) & (self._idarr[cand] == ids).all(axis=1)
-        out = np.where(ok, cand, -1)
-        bad = np.nonzero(~ok & (self._hash[pos] == h))[0]
-        for i in bad.tolist():       # a hash collision: settle it exactly
-            out[i] = self.by_id.get(bytes(ids[i]), -1)
+        mask = len(self._slot_h) - 1
+        slot = (h & np.uint64(mask)).astype(np.int64)
+        todo = np.arange(n)
+        while len(todo):
+            s = slot[todo]
+            cand = self._slot_i[s]
+            same = (cand >= 0) & (self._slot_h[s] == h[todo])
+            hit = np.zeros(len(todo), bool)
+            if same.any():
+                exact = (self._idarr[cand[same]] == ids[todo[same]]).all(axis=1)
+                hit[np.flatnonzero(same)[exact]] = True
+                out[todo[hit]] = cand[hit]
+            todo = todo[~hit & (cand >= 0)]     # an empty slot ends the probe: unknown
+            slot[todo] = (slot[todo] + 1) & mask   # a hash collision probes on
         return out
 
 
