@@ -1033,7 +1033,6 @@ def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
 
 
 _MISSING = object()
-_ABSENT = -0x80000000
 # records whose place among topic/partition records matters
 _BARRIERS = {RECORD_TYPES_BY_NAME["RemoveTopicRecord"], RECORD_TYPES_BY_NAME["ClearElrRecord"]}
 
