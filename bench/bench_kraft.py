@@ -8,9 +8,8 @@ Size: ``KCODEC_BENCH_KRAFT_PARTITIONS`` (default 100,000 for pytest; the script'
 PartitionChangeRecords); ``KCODEC_BENCH_KRAFT_DIR`` reuses a generated log.
 
 "decode" = every metadata record of the log into columns (``iter_record_columns``: the
-log reader, the frame split, the spec engine per record, PartitionRecord /
-PartitionChangeRecord fields pulled from its tapes in C, the others through
-``kcodec.decode_bulk``).  "replay" = ``replay()`` into the columnar image.  The peer in
+log reader's chunks, the frame heads gathered with NumPy, one ``kcodec.arrow.decode`` per
+record type and version per chunk, reading the values in place).  "replay" = ``replay()`` into the columnar image.  The peer in
 the same run is the per-record path (``read_record``: one dict per record, as a plain
 Python consumer of the log would do it) on the first 20,000 records.  MB/s are per core:
 bytes of the log over the process's CPU time.
@@ -56,8 +55,9 @@ def decode_all(d: str) -> int:
 
 
 def read_only(d: str) -> int:
-    """The log reader alone (kcodec.log.iter_columns): the floor."""
-    return sum(len(c["offset"]) for c in log.iter_columns(d))
+    """The log reader alone (kcodec.log.iter_chunks: batches, CRC, record arrays): the floor."""
+    return sum(len(c.records) + sum(len(r) for _b, r in c.inflated.values())
+               for c in log.iter_chunks(d))
 
 
 def per_record(d: str, limit: int = 20000) -> tuple:
@@ -172,8 +172,7 @@ def main(argv=None) -> int:
         "|---|---:|---:|---:|---|",
         f"| decode every record into columns (`iter_record_columns`) | {dcpu:.2f} | {dwall:.2f} | "
         f"{size / dcpu / 1e6:.0f} | >= 200 MB/s |",
-        f"| of which the log reader alone (`iter_columns`: batches, CRC, one bytes object per "
-        f"record) | {rcpu:.2f} | | {size / rcpu / 1e6:.0f} | |",
+        f"| of which the log reader alone (`iter_chunks`: batches, CRC, record arrays) | {rcpu:.2f} | | {size / rcpu / 1e6:.0f} | |",
         f"| peer: one dict per record (`read_record`), first {pn:,} records | {pcpu:.2f} | | "
         f"{pbytes / pcpu / 1e6:.1f} | |",
         f"| replay into the image (`replay`, fresh process) | {r[0]:.2f} | {r[1]:.2f} | "

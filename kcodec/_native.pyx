@@ -1264,6 +1264,7 @@ def decode_bulk(prog, values):
 cdef object _flat_column(tuple node, int typ, Py_ssize_t n):
     """decode_bulk's form of a scalar column: NumPy numbers and bools, pyarrow strings,
     bytes and uuids (NumPy object arrays without pyarrow)."""
+    cdef Py_ssize_t r         # typed: pointer arithmetic on the uuid bytes below
     kind, ln, validity, values, offsets, data = node
     if validity is None and _pa is None:
         validity = _np.full((n + 7) // 8 + 1, 255, _np.uint8)

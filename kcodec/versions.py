@@ -28,7 +28,7 @@ import re
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 __all__ = ["KafkaVersion", "parse_version", "MetadataVersion", "metadata_versions",
-           "metadata_version", "METADATA_VERSION_FEATURE"]
+           "metadata_version", "METADATA_VERSION_FEATURE", "FeatureLevel", "Feature", "features"]
 
 METADATA_VERSION_FEATURE = "metadata.version"
 
@@ -101,15 +101,22 @@ class MetadataVersion(NamedTuple):
 
 
 @functools.lru_cache(maxsize=1)
-def _table() -> Tuple[List[MetadataVersion], Dict[str, MetadataVersion]]:
-    # kafka-server-common 4.1.1's MetadataVersion, shipped as package data
+def _json() -> dict:
+    # kafka-server-common 4.1.1's MetadataVersion and Feature, shipped as package data
     path = os.path.join(os.path.dirname(__file__), "_data", "features.json")
     with open(path, encoding="utf-8") as f:
-        values = json.load(f)["metadata_version"]["values"]
+        return json.load(f)
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> Tuple[List[MetadataVersion], Dict[str, MetadataVersion]]:
+    values = _json()["metadata_version"]["values"]
     out = [MetadataVersion(v["name"], int(v["featureLevel"]), parse_version(v["version"]),
                            bool(v["isProduction"]), bool(v["didMetadataChange"])) for v in values]
     out.sort(key=lambda m: m.feature_level)
-    return out, {str(m.version): m for m in out}
+    by_name = {str(m.version): m for m in out}
+    by_name.update((m.name, m) for m in out)
+    return out, by_name
 
 
 def metadata_versions() -> List[MetadataVersion]:
@@ -118,23 +125,82 @@ def metadata_versions() -> List[MetadataVersion]:
 
 
 def metadata_version(v: Union[int, str, KafkaVersion]) -> MetadataVersion:
-    """The ``metadata.version`` of a feature level (``19``), an IV name (``"3.7-IV4"``) or
-    a release (``"3.7"``, ``"3.7.1"``: its latest production level, as Kafka's
-    ``MetadataVersion.fromVersionString``).  :class:`ValueError` when there is none."""
+    """The ``metadata.version`` of a feature level (``19``), an IV name (``"3.7-IV4"``), an
+    enum name (``"IBP_3_7_IV4"``) or a release (``"3.7"``, ``"3.7.1"``: its latest
+    production level, as Kafka's ``MetadataVersion.fromVersionString``: a release with
+    only testing levels has none).  :class:`ValueError` when there is none."""
     levels, by_name = _table()
     if isinstance(v, int):
         for m in levels:
             if m.feature_level == v:
                 return m
         raise ValueError(f"unknown metadata.version feature level {v}")
+    if isinstance(v, str) and v.startswith("IBP_"):
+        m = by_name.get(v)
+        if m is None:
+            raise ValueError(f"unknown metadata.version {v}")
+        return m
     kv = parse_version(v)
     if kv.iv is not None:
         m = by_name.get(str(kv))
         if m is None:
             raise ValueError(f"unknown metadata.version {kv}")
         return m
-    line = [m for m in levels if (m.version.major, m.version.minor) == (kv.major, kv.minor)]
-    prod = [m for m in line if m.is_production]
-    if not line:
-        raise ValueError(f"no metadata.version for release {kv}")
-    return (prod or line)[-1]
+    prod = [m for m in levels if m.is_production
+            and (m.version.major, m.version.minor) == (kv.major, kv.minor)]
+    if not prod:
+        raise ValueError(f"no production metadata.version for release {kv}")
+    return prod[-1]
+
+
+# --------------------------------------------------------------------------- other features
+
+class FeatureLevel(NamedTuple):
+    """One level of a feature (a constant of e.g. Kafka's ``TransactionVersion``)."""
+    level: int
+    bootstrap_metadata_version: str      # enum name of the first metadata.version that bootstraps it
+    dependencies: Dict[str, int]
+    production_ready: bool
+
+
+class Feature(NamedTuple):
+    """A production feature besides ``metadata.version`` (Kafka's ``Feature`` enum)."""
+    name: str
+    latest_production: int
+    minimum_production: int
+    latest_testing: int
+    levels: Tuple[FeatureLevel, ...]
+
+    def level(self, level: int, allow_unstable: bool = True) -> FeatureLevel:
+        for fl in self.levels:
+            if fl.level == level and (allow_unstable or level <= self.latest_production):
+                return fl
+        raise ValueError(f"No feature:{self.name} with feature level {level}")
+
+    def default_level(self, mv: Union[int, str, KafkaVersion]) -> int:
+        """``Feature.defaultLevel``: the highest level whose bootstrap metadata.version is
+        at most ``mv``."""
+        at = metadata_version(mv).feature_level
+        out = 0
+        for fl in self.levels:
+            if metadata_version(fl.bootstrap_metadata_version).feature_level > at:
+                break
+            out = fl.level
+        return out
+
+
+@functools.lru_cache(maxsize=1)
+def _features() -> Dict[str, Feature]:
+    return {f["featureName"]: Feature(
+        f["featureName"], int(f["latestProduction"]), int(f["minimumProduction"]),
+        int(f["latestTesting"]),
+        tuple(FeatureLevel(int(x["featureLevel"]), x["bootstrapMetadataVersion"],
+                           {k: int(n) for k, n in x["dependencies"].items()},
+                           bool(x["isProductionReady"])) for x in f["levels"]))
+        for f in _json()["features"]["values"] if f["inPRODUCTION_FEATURES"]}
+
+
+def features() -> Dict[str, Feature]:
+    """Kafka 4.1.1's production features other than ``metadata.version``
+    (``kraft.version``, ``transaction.version``, ``group.version``, ...), by name."""
+    return dict(_features())

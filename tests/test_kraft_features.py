@@ -9,7 +9,7 @@ import pytest
 from kcodec.kraft import (FeatureUpdate, encode_bootstrap, encode_record, features as F, plan,
                           replay, rewrite, write_snapshot)
 from kcodec import log
-from kcodec.kraft.planner import java_hashmap_order
+from kcodec._java import java_hashmap_order
 
 from ._shared import fixtures_dir, shared_path, require
 
@@ -31,6 +31,16 @@ def test_metadata_version_table_matches_features_json():
             assert F.feature(f["featureName"]).default_level(mv) == level, (f["featureName"], mv)
 
 
+def test_level_properties_match_features_json():
+    import json
+    ref = json.loads(require(shared_path("reference", "kafka-4.1.1", "features.json")).read_text())
+    for m, v in zip(F.METADATA_VERSIONS, ref["metadata_version"]["values"]):
+        assert (m.name, m.release) == (v["name"], v["shortVersion"])
+        for prop, value in m.properties.items():
+            want = v["properties"][prop]
+            assert value == (None if str(want).startswith("exception") else want), (m.name, prop)
+
+
 def test_version_strings():
     assert F.metadata_version("4.1-IV1").level == 27
     assert F.metadata_version("3.7").version == "3.7-IV4"      # latest production IV of the release
@@ -46,7 +56,7 @@ def test_java_hashmap_order():
     # what java.util.HashMap's keySet() printed on a JVM for these keys inserted in this order
     names = ("metadata.version eligible.leader.replicas.version group.version transaction.version "
              "share.version streams.version kraft.version foo.bar").split()
-    assert java_hashmap_order(names) == (
+    assert [names[i] for i in java_hashmap_order(names)] == (
         "group.version,foo.bar,kraft.version,metadata.version,share.version,streams.version,"
         "transaction.version,eligible.leader.replicas.version").split(",")
 

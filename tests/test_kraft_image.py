@@ -154,9 +154,9 @@ def test_partition_changes_and_topic_removal():
 
 
 @needs_fixture
-def test_without_the_extension_the_image_is_the_same(monkeypatch, image):
+def test_without_pyarrow_the_image_is_the_same(monkeypatch, image):
     from kcodec.kraft import image as image_mod
-    monkeypatch.setattr(image_mod, "_native_image", None)
+    monkeypatch.setattr(image_mod, "_arrow", None)
     plain = replay(SEGMENTS)
     for t in image.topic_names():
         assert plain.topic(t) == image.topic(t)
@@ -207,3 +207,40 @@ def test_generated_log_matches_a_plain_replay(tmp_path):
     for (t, pid), want in expected.items():
         got = img.partition(t, pid)
         assert {k: got[k] for k in want} == want, (t, pid)
+
+
+def test_compressed_batches_replay_in_log_order():
+    # a gzip batch between plain ones: its records are applied where they sit in the log
+    pytest.importorskip("cramjam")
+    t2 = uuid.UUID(int=8)
+    part = {"partitionId": 0, "topicId": TID, "replicas": [1], "isr": [1], "leader": 1,
+            "leaderEpoch": 0, "partitionEpoch": 0}
+    data = (log.encode_batch([_frame("TopicRecord", {"name": "a", "topicId": TID})], base_offset=0)
+            + log.encode_batch([_frame("PartitionRecord", part),
+                                _frame("RemoveTopicRecord", {"topicId": TID}),
+                                _frame("TopicRecord", {"name": "b", "topicId": t2})],
+                               base_offset=1, compression=1)
+            + log.encode_batch([_frame("PartitionRecord", dict(part, topicId=t2, leader=2))],
+                               base_offset=4))
+    img = replay(data)
+    assert img.issues == [] and img.topic_names() == ["b"]
+    assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4
+
+
+def test_topic_lookup_settles_hash_collisions():
+    import numpy as np
+    from kcodec.kraft.image import Topics, _id_hash
+    k = 0x9E3779B97F4A7C15
+    w1a, w1b, w0a = 5, 6, 12345
+    w0b = w0a ^ ((w1a * k) & (2**64 - 1)) ^ ((w1b * k) & (2**64 - 1))
+    a = np.array([w0a, w1a], "<u8").tobytes()
+    b = np.array([w0b, w1b], "<u8").tobytes()
+    ids = np.frombuffer(a + b + bytes(16), np.uint8).reshape(3, 16)
+    assert _id_hash(ids[:1]) == _id_hash(ids[1:2])
+    t = Topics()
+    t.add_many(["a", "b"], [a, b])
+    assert t.lookup(ids).tolist() == [0, 1, -1]
+    t.remove(0)
+    assert t.lookup(ids).tolist() == [-1, 1, -1]
+    t.add("c", a)
+    assert t.lookup(ids).tolist() == [2, 1, -1]

@@ -362,3 +362,16 @@ def test_bulk_empty():
     got = _native.decode_bulk(prog, [])
     assert len(got["_ok"]) == 0 and got["_error"] == []
     assert len(got["offset"]) == 0
+
+
+def test_bulk_without_pyarrow_uuid_and_string_columns(monkeypatch):
+    # without pyarrow, uuid and string columns are NumPy object arrays (None on bad rows)
+    import kcodec
+    monkeypatch.setattr(_native, "_pa", None)
+    prog = program("TopicRecord", 0)
+    tid = uuid.UUID(int=7)
+    good = kcodec.encode("TopicRecord", {"name": "a", "topicId": tid}, 0)
+    got = _native.decode_bulk(prog, [good, good[:-1], None, good])
+    assert list(got["_ok"]) == [True, False, False, True]
+    assert list(got["topicId"]) == [tid, None, None, tid]
+    assert list(got["name"]) == ["a", None, None, "a"]

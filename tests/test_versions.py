@@ -25,9 +25,9 @@ def test_metadata_versions_are_kafkas():
     assert metadata_version("3.7-IV4").feature_level == 19
     assert metadata_version("3.7").name == "IBP_3_7_IV4"        # fromVersionString: latest production
     assert metadata_version("4.1.1").name == "IBP_4_1_IV1"
-    assert metadata_version("4.2").is_production is False       # only testing levels in that line
+    assert metadata_version("IBP_3_7_IV4").feature_level == 19
     assert metadata_version("3.5-IV2").did_metadata_change
-    for bad in (6, "3.2-IV0", "5.0"):
+    for bad in (6, "3.2-IV0", "5.0", "4.2", "IBP_9_9_IV9"):   # 4.2: only testing levels
         with pytest.raises(ValueError):
             metadata_version(bad)
 

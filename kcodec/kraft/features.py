@@ -12,9 +12,10 @@ dependencies, as dumped from kafka-server-common-4.1.1.jar.
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from ._featuredata import DATA
+from kcodec import versions as _versions
+from kcodec.versions import Feature, FeatureLevel
 
 __all__ = [
     "MetadataVersion", "FeatureLevel", "Feature", "METADATA_VERSIONS", "FEATURES",
@@ -23,7 +24,39 @@ __all__ = [
     "supported_ranges",
 ]
 
-FEATURE_NAME = "metadata.version"
+FEATURE_NAME = _versions.METADATA_VERSION_FEATURE
+
+# What each metadata.version lets the controller write (MetadataVersion's isXSupported and
+# xRecordVersion accessors), as the first level at which each value holds; the levels,
+# names and ordering themselves come from kcodec.versions.
+# (tests/test_kraft_features.py checks this against every level of features.json)
+_SINCE: Dict[str, Tuple[Tuple[str, Any], ...]] = {
+    "fetchRequestVersion": (("3.3-IV3", 13), ("3.5-IV0", 14), ("3.5-IV1", 15), ("3.7-IV4", 16),
+                            ("3.9-IV0", 17), ("4.1-IV1", 18)),
+    "listOffsetRequestVersion": (("3.3-IV3", 7), ("3.5-IV0", 8), ("3.9-IV0", 9), ("4.0-IV3", 10)),
+    "isMigrationSupported": (("3.3-IV3", False), ("3.4-IV0", True)),
+    "isScramSupported": (("3.3-IV3", False), ("3.5-IV2", True)),
+    "isLeaderEpochBumpRequiredOnIsrShrink": (("3.3-IV3", True), ("3.6-IV0", False)),
+    "isMetadataTransactionSupported": (("3.3-IV3", False), ("3.6-IV1", True)),
+    "isDelegationTokenSupported": (("3.3-IV3", False), ("3.6-IV2", True)),
+    "isControllerRegistrationSupported": (("3.3-IV3", False), ("3.7-IV0", True)),
+    "isDirectoryAssignmentSupported": (("3.3-IV3", False), ("3.7-IV2", True)),
+    "isElrSupported": (("3.3-IV3", False), ("4.0-IV1", True)),
+    "registerBrokerRecordVersion": (("3.3-IV3", 1), ("3.4-IV0", 2), ("3.7-IV2", 3)),
+    # None: the level has no RegisterControllerRecord (Kafka throws)
+    "registerControllerRecordVersion": (("3.3-IV3", None), ("3.7-IV0", 0)),
+    "partitionRecordVersion": (("3.3-IV3", 0), ("3.7-IV2", 1), ("4.0-IV1", 2)),
+    "partitionChangeRecordVersion": (("3.3-IV3", 0), ("3.7-IV2", 1), ("4.0-IV1", 2)),
+}
+
+
+def _properties(v: _versions.KafkaVersion) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for prop, since in _SINCE.items():
+        for first, value in since:
+            if _versions.parse_version(first) <= v:
+                out[prop] = value
+    return out
 
 
 class MetadataVersion(NamedTuple):
@@ -46,7 +79,7 @@ class MetadataVersion(NamedTuple):
         if record == "RegisterBrokerRecord":
             return p["registerBrokerRecordVersion"]
         if record == "RegisterControllerRecord":
-            return p["registerControllerRecordVersion"] if p["isControllerRegistrationSupported"] else None
+            return p["registerControllerRecordVersion"]
         if record == "PartitionRecord":
             return p["partitionRecordVersion"]
         if record == "PartitionChangeRecord":
@@ -66,65 +99,19 @@ class MetadataVersion(NamedTuple):
         return 0
 
 
-class FeatureLevel(NamedTuple):
-    level: int
-    bootstrap_metadata_version: str      # enum name of the first MV that bootstraps it
-    dependencies: Dict[str, int]
-    production_ready: bool
-
-
-class Feature(NamedTuple):
-    name: str
-    latest_production: int
-    minimum_production: int
-    latest_testing: int
-    levels: Tuple[FeatureLevel, ...]
-
-    def level(self, level: int, allow_unstable: bool = True) -> FeatureLevel:
-        for fl in self.levels:
-            if fl.level == level and (allow_unstable or level <= self.latest_production):
-                return fl
-        raise ValueError(f"No feature:{self.name} with feature level {level}")
-
-    def default_level(self, mv: Union[int, str, MetadataVersion]) -> int:
-        """Feature.defaultLevel: the highest level whose bootstrap metadata.version is at
-        most ``mv``."""
-        m = metadata_version(mv)
-        out = 0
-        for fl in self.levels:
-            if _BY_NAME[fl.bootstrap_metadata_version].level <= m.level:
-                out = fl.level
-            else:
-                break
-        return out
-
-
 METADATA_VERSIONS: Tuple[MetadataVersion, ...] = tuple(
-    MetadataVersion(v["name"], v["level"], v["version"], v["release"], v["metadata_changed"],
-                    v["production"], v["properties"])
-    for v in DATA["metadata_version"]["levels"])
-_BY_NAME = {m.name: m for m in METADATA_VERSIONS}
+    MetadataVersion(m.name, m.feature_level, str(m.version),
+                    f"{m.version.major}.{m.version.minor}", m.did_metadata_change,
+                    m.is_production, _properties(m.version))
+    for m in _versions.metadata_versions())
 _BY_LEVEL = {m.level: m for m in METADATA_VERSIONS}
-MINIMUM = _BY_NAME[DATA["metadata_version"]["minimum"]]
-LATEST_PRODUCTION = _BY_NAME[DATA["metadata_version"]["latest_production"]]
-LATEST_TESTING = _BY_NAME[DATA["metadata_version"]["latest_testing"]]
+MINIMUM = METADATA_VERSIONS[0]
+LATEST_PRODUCTION = [m for m in METADATA_VERSIONS if m.production][-1]
+LATEST_TESTING = METADATA_VERSIONS[-1]
 #: IBP_3_3_IV0: the first level with FeatureLevelRecord; features above 0 need it
 MINIMUM_BOOTSTRAP_LEVEL = 4
 
-# "X.Y" -> the release's latest production level; "X.Y-IVn" -> that level
-_BY_STRING: Dict[str, MetadataVersion] = {m.version: m for m in METADATA_VERSIONS}
-for _m in METADATA_VERSIONS:
-    if _m.production:
-        _BY_STRING[_m.release] = _m
-
-FEATURES: Dict[str, Feature] = {
-    f["name"]: Feature(f["name"], f["latest_production"], f["minimum_production"],
-                       f["latest_testing"],
-                       tuple(FeatureLevel(x["level"], x["bootstrap_metadata_version"],
-                                          dict(x["dependencies"]), x["production_ready"])
-                             for x in f["levels"]))
-    for f in DATA["features"]
-}
+FEATURES: Dict[str, Feature] = _versions.features()
 
 
 def metadata_version(v: Union[int, str, MetadataVersion]) -> MetadataVersion:
@@ -138,13 +125,10 @@ def metadata_version(v: Union[int, str, MetadataVersion]) -> MetadataVersion:
             raise ValueError(f"No MetadataVersion with feature level {int(v)}. Valid feature "
                              f"levels are from {MINIMUM.level} to {LATEST_TESTING.level}.")
         return m
-    m = _BY_STRING.get(v) or _BY_NAME.get(v)
-    if m is None:
-        key = ".".join(v.split(".")[:2]) if v.count(".") > 1 and not v.startswith("0.") else v
-        m = _BY_STRING.get(key)
-    if m is None:
-        raise ValueError(f"Version {v} is not a valid version")
-    return m
+    try:
+        return _BY_LEVEL[_versions.metadata_version(v).feature_level]
+    except ValueError:
+        raise ValueError(f"Version {v} is not a valid version") from None
 
 
 def metadata_changed(a: Union[int, str, MetadataVersion], b: Union[int, str, MetadataVersion]) -> bool:

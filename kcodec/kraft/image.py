@@ -26,12 +26,11 @@ from kcodec.errors import CodecError
 
 from ._columns import Column, ListColumn, _starts, last_per_key
 
-_native_image: Any = None
-if not os.environ.get("KCODEC_NO_EXTENSIONS"):
-    try:
-        from . import _image as _native_image
-    except ImportError:  # not built: the engine's dicts serve
-        _native_image = None
+_arrow: Any = None
+try:
+    from kcodec import arrow as _arrow
+except ImportError:  # no pyarrow: the engine's dicts serve
+    _arrow = None
 from kcodec import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
@@ -95,8 +94,10 @@ class Topics:
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
         self._uuids: List[_uuid.UUID] = []
-        self._hash = np.zeros(0, np.uint64)   # sorted hashes of live ids (lazy)
-        self._hidx = np.zeros(0, np.int64)
+        # live ids by hash: an open-addressing table (linear probing), built lazily
+        self._slot_h = np.zeros(0, np.uint64)
+        self._slot_i = np.zeros(0, np.int64)   # topic index, -1: empty
+        self._live = 0
         self._idarr = np.zeros((0, 16), np.uint8)
         self._new: List[bytes] = []          # ids added since the last lookup
         self._dirty = False                  # a removal: rebuild the hash index
@@ -151,6 +152,32 @@ class Topics:
             del self.by_name[self.names[idx]]
         self._dirty = True
 
+    def _place(self, h: np.ndarray, ix: np.ndarray) -> None:
+        mask = np.uint64(len(self._slot_h) - 1)
+        slot = (h & mask).astype(np.int64)
+        todo = np.arange(len(h))
+        while len(todo):
+            s = slot[todo]
+            free = self._slot_i[s] < 0
+            # of the rows aiming at one free slot, the first takes it; the rest probe on
+            u, first = np.unique(s[free], return_index=True)
+            win = todo[free][first]
+            self._slot_i[u], self._slot_h[u] = ix[win], h[win]
+            placed = np.zeros(len(h), bool)
+            placed[win] = True
+            todo = todo[~placed[todo]]
+            slot[todo] = (slot[todo] + 1) & int(mask)
+
+    def _rebuild(self) -> None:
+        live = np.array(sorted(self.by_id.values()), np.int64)
+        size = 16
+        while size < 2 * len(live):
+            size *= 2
+        self._slot_h = np.zeros(size, np.uint64)
+        self._slot_i = np.full(size, -1, np.int64)
+        self._live = len(live)
+        self._place(_id_hash(self._idarr[live]), live)
+
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
         if self._new:
@@ -158,31 +185,33 @@ class Topics:
             first = len(self._idarr)
             self._idarr = np.concatenate([self._idarr, fresh])
             self._new = []
-            if not self._dirty:
-                h = _id_hash(fresh)
-                order = np.argsort(h, kind="stable")
-                h, ix = h[order], np.arange(first, first + len(fresh), dtype=np.int64)[order]
-                pos = np.searchsorted(self._hash, h)
-                self._hash = np.insert(self._hash, pos, h)
-                self._hidx = np.insert(self._hidx, pos, ix)
+            if not self._dirty and 2 * (self._live + len(fresh)) <= len(self._slot_h):
+                self._live += len(fresh)
+                self._place(_id_hash(fresh), np.arange(first, first + len(fresh), dtype=np.int64))
+            else:
+                self._dirty = True
         if self._dirty:
-            live = np.array(sorted(self.by_id.values()), np.int64)
-            h = _id_hash(self._idarr[live])
-            order = np.argsort(h, kind="stable")
-            self._hash, self._hidx = h[order], live[order]
+            self._rebuild()
             self._dirty = False
-        if not len(ids):
-            return np.zeros(0, np.int64)
+        n = len(ids)
+        out = np.full(n, -1, np.int64)
+        if not n or not self._live:
+            return out
         h = _id_hash(ids)
-        pos = np.minimum(np.searchsorted(self._hash, h), max(len(self._hash) - 1, 0))
-        if not len(self._hash):
-            return np.full(len(ids), -1, np.int64)
-        cand = self._hidx[pos]
-        ok = (self._hash[pos] == h) & (self._idarr[cand] == ids).all(axis=1)
-        out = np.where(ok, cand, -1)
-        bad = np.nonzero(~ok & (self._hash[pos] == h))[0]
-        for i in bad.tolist():       # a hash collision: settle it exactly
-            out[i] = self.by_id.get(bytes(ids[i]), -1)
+        mask = len(self._slot_h) - 1
+        slot = (h & np.uint64(mask)).astype(np.int64)
+        todo = np.arange(n)
+        while len(todo):
+            s = slot[todo]
+            cand = self._slot_i[s]
+            same = (cand >= 0) & (self._slot_h[s] == h[todo])
+            hit = np.zeros(len(todo), bool)
+            if same.any():
+                exact = (self._idarr[cand[same]] == ids[todo[same]]).all(axis=1)
+                hit[np.flatnonzero(same)[exact]] = True
+                out[todo[hit]] = cand[hit]
+            todo = todo[~hit & (cand >= 0)]     # an empty slot ends the probe: unknown
+            slot[todo] = (slot[todo] + 1) & mask   # a hash collision probes on
         return out
 
 
@@ -888,7 +917,6 @@ _APPLY = {
 _PART_SCALARS = ("partitionId", "leader", "leaderEpoch", "partitionEpoch", "leaderRecoveryState")
 _PART_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas", "eligibleLeaderReplicas",
                "lastKnownElr", "directories")
-_ROLES: Dict[Tuple[str, int], Tuple[list, Any]] = {}
 
 
 class _PartCols:
@@ -914,50 +942,74 @@ class _PartCols:
                          self.offsets[idx], self.file)
 
 
-def _roles(name: str, version: int):
-    key = (name, version)
-    got = _ROLES.get(key)
-    if got is None:
-        prog = kcodec.program(name, version, newer="latest")
-        where: Dict[str, Tuple[int, Any]] = {}
-        for i, f in enumerate(prog.top.fields):
-            where[f.name] = (i, getattr(f, "default", 0))
-        for k, f in enumerate(prog.top.tagged):
-            where[f.name] = (-1 - k, getattr(f, "default", 0))
-        defaults = {"leaderRecoveryState": -1 if name == "PartitionChangeRecord" else 0,
-                    "leader": NO_LEADER_CHANGE if name == "PartitionChangeRecord" else -1}
-        roles = []
-        for slot, s in enumerate(_PART_SCALARS):
-            ref = where.get(s, (_ABSENT, 0))[0]
-            roles.append((ref, 0, slot, defaults.get(s, -1)))
-        roles.append((where.get("topicId", (_ABSENT, 0))[0], 1, 0, 0))
-        for slot, s in enumerate(_PART_LISTS):
-            roles.append((where.get(s, (_ABSENT, 0))[0], 3 if s == "directories" else 2, slot, 0))
-        got = _ROLES[key] = (roles, prog.code)
-    return got
+def _bulk_decode(name: str, version: int, ch: "_Chunk", rows: np.ndarray) -> Tuple[Any, np.ndarray, Any]:
+    """One bulk decode (pyarrow) of the values of ``rows`` in place: the RecordBatch, each
+    row's ok flag, and the error texts (None when every row decoded)."""
+    newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
+    got = _arrow.decode(name, _arrow.Slices(ch.buf, ch.vpos[rows], ch.vlen[rows]), version,
+                        newer=newer, skip=3)
+    err = got.column(_arrow.ERROR_COLUMN)
+    if err.null_count == len(err):        # every row decoded
+        return got, np.ones(len(rows), bool), None
+    return got, np.asarray(err.is_null().to_numpy(zero_copy_only=False), bool), err.to_pylist()
 
 
 def _extract(name: str, version: int, ch: "_Chunk", rows: np.ndarray
-             ) -> Tuple[_PartCols, np.ndarray, np.ndarray]:
-    """Columns of the record bodies of rows ``rows`` of a chunk; plus each row's status
-    and error offset (in the body)."""
+             ) -> Tuple[_PartCols, np.ndarray, Optional[List[Optional[str]]]]:
+    """Columns of the records ``rows`` of a chunk, each row's ok flag, and the error texts
+    (None when every row decoded)."""
     offsets = ch.offsets[rows]
-    if _native_image is not None:
-        roles, code = _roles(name, version)
-        sc, uu, ll, vals, st, eo, _bad = _native_image.extract(code, ch.values, rows, 3, roles)
-        scalar = {s: sc[i] for i, s in enumerate(_PART_SCALARS)}
-        lists = {s: (vals[i], ll[i]) for i, s in enumerate(_PART_LISTS)}
-        return _PartCols(scalar, uu[0], lists, offsets, ch.file), st, eo
-    # no extension: the engine's dicts, laid out the same way
-    dicts, st, eo = [], np.zeros(len(rows), np.int32), np.zeros(len(rows), np.int64)
+    if _arrow is not None:
+        got, ok, errs = _bulk_decode(name, version, ch, rows)
+        return _partcols_from_arrow(name, got, offsets, ch.file), ok, errs
+    # no pyarrow: the engine's dicts, laid out the same way
     newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
+    dicts, ok, errs = [], np.ones(len(rows), bool), [None] * len(rows)
     for i, body in enumerate(ch.bodies(rows)):
         try:
             dicts.append(kcodec.decode(name, body, version, newer=newer))
         except CodecError as ex:
-            st[i], eo[i] = 1, ex.offset or 0
+            ok[i], errs[i] = False, str(ex)
             dicts.append({})
-    return _partcols_from_dicts(name, dicts, offsets, ch.file), st, eo
+    return _partcols_from_dicts(name, dicts, offsets, ch.file), ok, None if ok.all() else errs
+
+
+def _fixed16(col: Any) -> np.ndarray:
+    """A ``binary(16)`` Arrow array's bytes as an (n, 16) uint8 array (zeros on nulls)."""
+    n = len(col)
+    raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * 16:(col.offset + n) * 16]
+    return raw.reshape(n, 16)
+
+
+def _partcols_from_arrow(name: str, got: Any, offsets: np.ndarray, file: Optional[str]) -> _PartCols:
+    change = name == "PartitionChangeRecord"
+    dflt = {"leaderRecoveryState": -1 if change else 0, "leader": NO_LEADER_CHANGE if change else -1}
+    names = set(got.schema.names)
+    n = got.num_rows
+    scalar = {}
+    for s in _PART_SCALARS:
+        d = dflt.get(s, -1)
+        if s in names:
+            col = got.column(s)
+            scalar[s] = (col.fill_null(d) if col.null_count else col).to_numpy().astype(np.int64)
+        else:
+            scalar[s] = np.full(n, d, np.int64)
+    ids = _fixed16(got.column("topicId")) if "topicId" in names else np.zeros((n, 16), np.uint8)
+    lists = {}
+    for s in _PART_LISTS:
+        if s not in names:        # not in this version: absent
+            flat = np.zeros((0, 16), np.uint8) if s == "directories" else np.zeros(0, np.int32)
+            lists[s] = (flat, np.full(n, -2, np.int32))
+            continue
+        col = got.column(s)
+        lo = col.offsets.to_numpy()
+        lens = np.diff(lo).astype(np.int32)
+        if col.null_count:
+            lens[np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)] = -1
+        vals = col.values.slice(int(lo[0]), int(lo[-1] - lo[0]))
+        flat = _fixed16(vals) if s == "directories" else vals.to_numpy().astype(np.int32, copy=False)
+        lists[s] = (flat, lens)
+    return _PartCols(scalar, ids, lists, offsets, file)
 
 
 def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
@@ -981,7 +1033,6 @@ def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
 
 
 _MISSING = object()
-_ABSENT = -0x80000000
 # records whose place among topic/partition records matters
 _BARRIERS = {RECORD_TYPES_BY_NAME["RemoveTopicRecord"], RECORD_TYPES_BY_NAME["ClearElrRecord"]}
 
@@ -994,37 +1045,53 @@ def _snapshot_end(file: Optional[str]) -> Optional[int]:
 
 
 class _Chunk:
-    """One chunk of the log: its record values and, per row, the frame's first bytes."""
+    """One window of the log (:func:`kcodec.log.iter_chunks`), its compressed batches'
+    records merged in log order: the record values stay in one buffer (copied: replay
+    may hold a chunk across windows inside a metadata transaction) and are read in place,
+    per row the frame's API key and version."""
 
-    def __init__(self, cols: Dict[str, Any]) -> None:
-        values = cols["value"]
-        if values and any(v is not None and not isinstance(v, bytes) for v in values[:1]):
-            values = [None if v is None else bytes(v) for v in values]
-        self.file = cols["file"]
-        self.values = values
-        self.keys = cols["key"]
-        self.offsets = np.asarray(cols["offset"], np.int64)
-        self.epochs = cols["batch_partition_leader_epoch"]
-        self.ctrl = (np.asarray(cols["batch_attributes"]) & 0x20) != 0
-        if _native_image is not None:
-            head, lens = _native_image.frame_heads(values)
+    def __init__(self, ch: Any) -> None:
+        parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
+        if len(parts) == 1:
+            self.buf, recs = bytes(ch.data), ch.records
         else:
-            n = len(values)
-            lens = np.fromiter((-1 if v is None else len(v) for v in values), np.int64, n)
-            head = np.full((n, 3), -1, np.int64)
-            for i, v in enumerate(values):
-                if v is not None:
-                    head[i, :min(len(v), 3)] = list(v[:3])
-        self.lens = lens
-        self.api = head[:, 1]
-        self.ver = head[:, 2]
-        fast = (lens >= 3) & (head[:, 0] == 1) & (head[:, 1] < 0x80) & (head[:, 2] < 0x80) & ~self.ctrl
+            bufs, rs, base = [], [], 0
+            for b, r in parts:
+                r = r.copy()
+                for f in ("key_pos", "value_pos"):
+                    r[f] += base
+                bufs.append(bytes(b))
+                rs.append(r)
+                base += len(bufs[-1])
+            self.buf = b"".join(bufs)
+            recs = np.concatenate(rs)
+            recs = recs[np.argsort(recs["batch_index"], kind="stable")]
+        bi = recs["batch_index"]
+        self.file = ch.file
+        self.offsets = np.ascontiguousarray(recs["offset"])
+        self.vpos, self.vlen = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+        self.kpos, self.klen = recs["key_pos"], recs["key_len"]
+        self.epochs = ch.batches["partition_leader_epoch"][bi]
+        self.ctrl = (ch.batches["attributes"][bi] & 0x20) != 0
+        self.api, self.ver, fast = _frame_heads(self.buf, self.vpos, self.vlen)
+        fast &= ~self.ctrl
         self.fast = fast
         self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
 
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def value(self, i: int) -> Optional[bytes]:
+        n = int(self.vlen[i])
+        return None if n < 0 else self.buf[int(self.vpos[i]):int(self.vpos[i]) + n]
+
+    def key(self, i: int) -> Optional[bytes]:
+        n = int(self.klen[i])
+        return None if n < 0 else self.buf[int(self.kpos[i]):int(self.kpos[i]) + n]
+
     def bodies(self, rows: np.ndarray) -> List[bytes]:
-        vals = self.values
-        return [vals[i][3:] for i in rows.tolist()]
+        """The values of ``rows`` (all with the 3-byte frame head) without the head."""
+        return log.slices(self.buf, self.vpos[rows] + 3, self.vlen[rows] - 3)
 
 
 class _Replayer:
@@ -1076,9 +1143,9 @@ class _Replayer:
         img = self.img
         off = int(ch.offsets[i])
         if ch.ctrl[i]:
-            self.control(ch.keys[i], ch.values[i], off, ch.file, int(ch.epochs[i]))
+            self.control(ch.key(i), ch.value(i), off, ch.file, int(ch.epochs[i]))
             return
-        v = ch.values[i]
+        v = ch.value(i)
         mr = read_record(v) if v is not None else MetadataRecord(
             None, None, None, None, b"", "error", "null value")
         k = mr.api_key
@@ -1192,37 +1259,38 @@ class _Replayer:
         img = self.img
         name = _BULK[key]
         newer = ver > kcodec.spec(name).valid_versions.highest
-        if key == _TOPIC:
+        if key == _TOPIC and _arrow is not None:
+            got, okm, errs = _bulk_decode(name, ver, ch, rows)
+            names = got.column("name").to_pylist()
+            raw = _fixed16(got.column("topicId")).tobytes()
+            ids = [raw[i:i + 16] for i in range(0, len(raw), 16)]
+        elif key == _TOPIC:
             cols = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer="latest" if newer else "error")
             okm = np.asarray(cols["_ok"], bool)
             names = cols["name"].to_pylist() if hasattr(cols["name"], "to_pylist") else list(cols["name"])
-            ids = _uuid_bytes(cols["topicId"]) if okm.all() else None
-            st = np.where(okm, 0, 1)
+            tid = cols["topicId"].to_pylist() if hasattr(cols["topicId"], "to_pylist") else list(cols["topicId"])
+            ids = [u.bytes if isinstance(u, _uuid.UUID) else u for u in tid]
             errs = cols["_error"]
         else:
-            pc, st, eo = _extract(name, ver, ch, rows)
-            okm = st == 0
-            errs = None
+            pc, okm, errs = _extract(name, ver, ch, rows)
         if not okm.all():
             for j in np.nonzero(~okm)[0].tolist():
                 r = int(rows[j])
-                why = errs[j] if errs is not None else f"{name} v{ver} does not decode (engine error {int(st[j])} at byte {int(eo[j]) + 3})"
-                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "error", why,
-                                        bytes(ch.values[r])))
+                img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "error", errs[j],
+                                        ch.value(r) or b""))
         if newer:
             for r in rows.tolist():
                 img.issues.append(Issue(int(ch.offsets[r]), ch.file, key, ver, "newer_version",
                                         f"{name} version {ver} is newer than the specs; replayed "
-                                        "with the newest known layout", bytes(ch.values[r])))
+                                        "with the newest known layout", ch.value(r) or b""))
         good = np.nonzero(okm)[0]
         if not len(good):
             return
         img._count(name, ver, len(good))
         if key == _TOPIC:
-            if ids is None:
-                ids = _uuid_bytes(cols["topicId"].take(good) if hasattr(cols["topicId"], "take")
-                                  else [cols["topicId"][i] for i in good.tolist()])
+            if len(good) < len(rows):
                 names = [names[i] for i in good.tolist()]
+                ids = [ids[i] for i in good.tolist()]
             img._apply_topics(names, ids)
         elif key == _PARTITION:
             img._apply_partitions(pc if len(good) == len(rows) else pc.take(good), ver)
@@ -1238,12 +1306,12 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     types and versions newer than the specs are recorded in ``image.issues``."""
     img = image if image is not None else MetadataImage()
     rp = _Replayer(img)
-    for cols in log.iter_columns(source, verify_crc=verify_crc):
-        for e in cols["errors"]:
+    for lc in log.iter_chunks(source, verify_crc=verify_crc):
+        for e in (lc.errors[i] for i in sorted(lc.errors)):
             img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
-        if not len(cols["offset"]):
+        ch = _Chunk(lc)
+        if not len(ch):
             continue
-        ch = _Chunk(cols)
         rp.feed(ch, np.arange(len(ch.offsets), dtype=np.int64))
         rp.flush()
     rp.flush()
@@ -1252,38 +1320,59 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     return img
 
 
-def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Dict[str, Any]]]:
-    """Decode every metadata record of a log into columns, one ``(record type, version,
-    columns)`` per chunk of the log and type/version, in the order they first appear.
+def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
+    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read as three
+    gathers over the buffer, no object per record."""
+    b = np.frombuffer(buf, np.uint8)
+    three = lens >= 3
+    p = np.where(three, pos, 0)       # a buffer holding records is longer than 3 bytes
+    h0, h1, h2 = b[p], b[p + 1], b[p + 2]
+    fast = three & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
+    return h1.astype(np.int64), h2.astype(np.int64), fast
 
-    PartitionRecord / PartitionChangeRecord columns: ``offset``, the scalar fields
-    (int64), ``topicId`` ((n, 16) uint8), and each list field as ``(values, lengths)``
-    (lengths -2: absent, -1: null); every other type: the engine's
-    :func:`kcodec.decode_bulk` columns plus ``offset``.  Control records, unknown types
-    and malformed frames are left to :func:`replay` (which reports them)."""
-    for cols in log.iter_columns(source, verify_crc=verify_crc):
-        if not len(cols["offset"]):
-            continue
-        ch = _Chunk(cols)
-        idx = np.nonzero(ch.fast)[0]
-        if not len(idx):
-            continue
-        key = ch.api[idx] * 0x10000 + ch.ver[idx]
-        for k in np.unique(key).tolist():
-            rows = idx[key == k]
-            api, ver = divmod(int(k), 0x10000)
-            name = RECORD_TYPES.get(api)
-            if name is None:
+
+def _groups(api: np.ndarray, ver: np.ndarray, idx: np.ndarray) -> Iterator[Tuple[int, int, np.ndarray]]:
+    """``(api key, version, rows of idx)`` per distinct pair (both below 0x80: the fast
+    frames), by ascending pair, rows in log order: one counting pass and one stable sort."""
+    key = (api << 7) | ver
+    counts = np.bincount(key, minlength=1 << 14)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        yield int(present[0]) >> 7, int(present[0]) & 0x7F, idx
+        return
+    order = idx[np.argsort(key, kind="stable")]
+    for k, rows in zip(present.tolist(), np.split(order, np.cumsum(counts[present])[:-1])):
+        yield k >> 7, k & 0x7F, rows
+
+
+def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Any]]:
+    """Decode every metadata record of a log into columns, one ``(record type, version,
+    batch)`` per part of a chunk of the log and type/version (by API key and version).
+    ``batch`` is a ``pyarrow.RecordBatch`` (needs pyarrow): the record's fields
+    as :func:`kcodec.arrow.decode` gives them, ``_error`` (null when the record decoded),
+    and ``offset``.  Each group is one bulk decode of the record values in place (the log
+    reader's chunk, no bytes object per record).  Control records, unknown types and
+    frames other than the common 3-byte head (frame version 1, one-byte API key and
+    version) are left to :func:`replay` (which reports them)."""
+    import pyarrow as pa
+    from kcodec import arrow
+    for ch in log.iter_chunks(source, verify_crc=verify_crc):
+        parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
+        for buf, recs in parts:
+            if not len(recs):
                 continue
-            newer = "latest" if ver > kcodec.spec(name).valid_versions.highest else "error"
-            if api in (_PARTITION, _CHANGE):
-                pc, st, _eo = _extract(name, ver, ch, rows)
-                out: Dict[str, Any] = dict(pc.scalar)
-                out["topicId"] = pc.topic_ids
-                out.update(pc.lists)
-                out["_ok"] = st == 0
-            else:
-                out = kcodec.decode_bulk(name, ch.bodies(rows), ver, newer=newer)
-                out["_ok"] = np.asarray(out["_ok"], bool)
-            out["offset"] = ch.offsets[rows]
-            yield name, ver, out
+            pos, lens = recs["value_pos"], recs["value_len"]
+            api, ver, fast = _frame_heads(buf, pos, lens)
+            fast &= (ch.batches["attributes"][recs["batch_index"]] & 0x20) == 0
+            idx = np.nonzero(fast)[0]
+            if not len(idx):
+                continue
+            for a, v, rows in _groups(api[idx], ver[idx], idx):
+                name = RECORD_TYPES.get(a)
+                if name is None:
+                    continue
+                newer = "latest" if v > kcodec.spec(name).valid_versions.highest else "error"
+                got = arrow.decode(name, arrow.Slices(buf, pos[rows], lens[rows]), v,
+                                   newer=newer, skip=3)
+                yield name, v, got.append_column("offset", pa.array(recs["offset"][rows]))

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from kcodec._java import java_hashmap_order
+
 from . import features as F
 from .image import MetadataImage
 
 __all__ = ["FeatureUpdate", "UpdateResult", "Downgrade", "plan", "UPGRADE_TYPES",
-           "INVALID_UPDATE_VERSION", "java_hashmap_order", "classify_downgrade"]
+           "INVALID_UPDATE_VERSION", "classify_downgrade"]
 
 INVALID_UPDATE_VERSION = 95
 #: FeatureUpdate.UpgradeType
@@ -51,30 +53,12 @@ class UpdateResult(NamedTuple):
         return self.error_code == 0
 
 
-def _java_string_hash(s: str) -> int:
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: Iterable[str]) -> List[str]:
+def _hashmap_order(keys: Iterable[str]) -> List[str]:
     """The iteration order of a java.util.HashMap holding ``keys`` inserted in order
     (the controller walks the request's features in that order: the first failure is
     the one reported)."""
-    ks: List[str] = []
-    for k in keys:
-        if k not in ks:
-            ks.append(k)
-    cap = 16
-    while len(ks) > cap * 0.75:
-        cap *= 2
-
-    def bucket(k: str) -> int:
-        h = _java_string_hash(k)
-        return (h ^ (h >> 16)) & (cap - 1)
-    return sorted(ks, key=lambda k: (bucket(k), ks.index(k)))
+    ks = list(dict.fromkeys(keys))
+    return [ks[i] for i in java_hashmap_order(ks)]
 
 
 def _range_text(lo: int, hi: int) -> str:
@@ -178,7 +162,7 @@ def plan(image: MetadataImage, updates: Sequence[Union[FeatureUpdate, Tuple[str,
         proposed[u.feature] = u.level
     records: List[Tuple[str, dict, int]] = []
     downgrade = None
-    for name in java_hashmap_order(by_name):
+    for name in _hashmap_order(by_name):
         u = by_name[name]
         err, recs, dg = _update_feature(image, ctl, u, proposed, cur_mv)
         if dg is not None:
