@@ -1,63 +1,40 @@
 /* Record batch v2 scanner: see kc_batch.h for the layout. */
 #include "kc_batch.h"
 #include "kc_crc32c.h"
+#include "kc_varint.h"
+#include "kc_wire.h"
 
 #include <string.h>
 
-static inline uint16_t kc_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
-static inline uint32_t kc_be32(const uint8_t *p)
+/* kc_varint.h's readers with 0 for "does not parse" (truncated or too long): a record
+ * field that fails either way is reported the same. */
+static inline size_t rd_varint(const uint8_t *p, size_t avail, int32_t *out)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-static inline uint64_t kc_be64(const uint8_t *p) { return (uint64_t)kc_be32(p) << 32 | kc_be32(p + 4); }
-
-size_t kc_read_varint(const uint8_t *p, size_t avail, int32_t *out)
-{
-    uint32_t v = 0;
-    for (size_t i = 0; i < 5; i++) {
-        if (i >= avail)
-            return 0;
-        uint32_t b = p[i];
-        v |= (b & 0x7fu) << (7 * i);
-        if (!(b & 0x80u)) {
-            *out = (int32_t)((v >> 1) ^ (~(v & 1u) + 1u));
-            return i + 1;
-        }
-    }
-    return 0;   /* more than 5 bytes: "Varint is too long" */
+    int r = kc_read_varint(p, avail, out);
+    return r > 0 ? (size_t)r : 0;
 }
 
-size_t kc_read_varlong(const uint8_t *p, size_t avail, int64_t *out)
+static inline size_t rd_varlong(const uint8_t *p, size_t avail, int64_t *out)
 {
-    uint64_t v = 0;
-    for (size_t i = 0; i < 10; i++) {
-        if (i >= avail)
-            return 0;
-        uint64_t b = p[i];
-        v |= (b & 0x7fu) << (7 * i);
-        if (!(b & 0x80u)) {
-            *out = (int64_t)((v >> 1) ^ (~(v & 1u) + 1u));
-            return i + 1;
-        }
-    }
-    return 0;
+    int r = kc_read_varlong(p, avail, out);
+    return r > 0 ? (size_t)r : 0;
 }
 
 void kc_batch_header(const uint8_t *p, kc_batch *b)
 {
-    b->base_offset = (int64_t)kc_be64(p);
-    b->batch_length = (int32_t)kc_be32(p + 8);
-    b->partition_leader_epoch = (int32_t)kc_be32(p + 12);
+    b->base_offset = (int64_t)rd64(p);
+    b->batch_length = (int32_t)rd32(p + 8);
+    b->partition_leader_epoch = (int32_t)rd32(p + 12);
     b->magic = (int8_t)p[16];
-    b->crc = kc_be32(p + 17);
-    b->attributes = (int16_t)kc_be16(p + 21);
-    b->last_offset_delta = (int32_t)kc_be32(p + 23);
-    b->base_timestamp = (int64_t)kc_be64(p + 27);
-    b->max_timestamp = (int64_t)kc_be64(p + 35);
-    b->producer_id = (int64_t)kc_be64(p + 43);
-    b->producer_epoch = (int16_t)kc_be16(p + 51);
-    b->base_sequence = (int32_t)kc_be32(p + 53);
-    b->record_count = (int32_t)kc_be32(p + 57);
+    b->crc = rd32(p + 17);
+    b->attributes = (int16_t)rd16(p + 21);
+    b->last_offset_delta = (int32_t)rd32(p + 23);
+    b->base_timestamp = (int64_t)rd64(p + 27);
+    b->max_timestamp = (int64_t)rd64(p + 35);
+    b->producer_id = (int64_t)rd64(p + 43);
+    b->producer_epoch = (int16_t)rd16(p + 51);
+    b->base_sequence = (int32_t)rd32(p + 53);
+    b->record_count = (int32_t)rd32(p + 57);
 }
 
 #define KC_FAIL(f) do { *field = (f); *err_pos = pos; *status = KC_ST_BAD_RECORDS; return n; } while (0)
@@ -79,7 +56,7 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         }
         int32_t size, ival;
         int64_t lval;
-        size_t k = kc_read_varint(buf + pos, end - pos, &size);
+        size_t k = rd_varint(buf + pos, end - pos, &size);
         if (!k)
             KC_FAIL(KC_RF_LENGTH);
         if (size < 0 || (size_t)size > end - pos - k)
@@ -93,15 +70,15 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         if (pos >= rend)
             KC_FAIL(KC_RF_ATTRIBUTES);
         r->attributes = buf[pos++];
-        if (!(k = kc_read_varlong(buf + pos, rend - pos, &lval)))
+        if (!(k = rd_varlong(buf + pos, rend - pos, &lval)))
             KC_FAIL(KC_RF_TIMESTAMP);
         pos += k;
         r->timestamp = (int64_t)((uint64_t)base_timestamp + (uint64_t)lval);
-        if (!(k = kc_read_varint(buf + pos, rend - pos, &ival)))
+        if (!(k = rd_varint(buf + pos, rend - pos, &ival)))
             KC_FAIL(KC_RF_OFFSET);
         pos += k;
         r->offset = base_offset + ival;
-        if (!(k = kc_read_varint(buf + pos, rend - pos, &ival)) || ival < -1 ||
+        if (!(k = rd_varint(buf + pos, rend - pos, &ival)) || ival < -1 ||
             (ival > 0 && (size_t)ival > rend - pos - k))
             KC_FAIL(KC_RF_KEY);
         pos += k;
@@ -109,7 +86,7 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         r->key_pos = (int64_t)pos;
         if (ival > 0)
             pos += (size_t)ival;
-        if (!(k = kc_read_varint(buf + pos, rend - pos, &ival)) || ival < -1 ||
+        if (!(k = rd_varint(buf + pos, rend - pos, &ival)) || ival < -1 ||
             (ival > 0 && (size_t)ival > rend - pos - k))
             KC_FAIL(KC_RF_VALUE);
         pos += k;
@@ -117,7 +94,7 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         r->value_pos = (int64_t)pos;
         if (ival > 0)
             pos += (size_t)ival;
-        if (!(k = kc_read_varint(buf + pos, rend - pos, &ival)) || ival < 0 ||
+        if (!(k = rd_varint(buf + pos, rend - pos, &ival)) || ival < 0 ||
             (size_t)ival > rend - pos - k)   /* a header takes >= 2 bytes */
             KC_FAIL(KC_RF_HEADERS);
         pos += k;
@@ -125,11 +102,11 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         r->headers_pos = (int64_t)pos;
         for (int32_t h = 0; h < r->headers_count; h++) {
             int32_t hl;
-            if (!(k = kc_read_varint(buf + pos, rend - pos, &hl)) || hl < 0 ||
+            if (!(k = rd_varint(buf + pos, rend - pos, &hl)) || hl < 0 ||
                 (size_t)hl > rend - pos - k)
                 KC_FAIL(KC_RF_HEADER_KEY);
             pos += k + (size_t)hl;
-            if (!(k = kc_read_varint(buf + pos, rend - pos, &hl)) || hl < -1 ||
+            if (!(k = rd_varint(buf + pos, rend - pos, &hl)) || hl < -1 ||
                 (hl > 0 && (size_t)hl > rend - pos - k))
                 KC_FAIL(KC_RF_HEADER_VALUE);
             pos += k + (hl > 0 ? (size_t)hl : 0);
@@ -153,14 +130,14 @@ int kc_headers_parse(const uint8_t *buf, size_t len, size_t pos, int32_t count,
     for (int32_t h = 0; h < count; h++) {
         int32_t l;
         size_t k;
-        if (pos > len || !(k = kc_read_varint(buf + pos, len - pos, &l)) || l < 0 ||
+        if (pos > len || !(k = rd_varint(buf + pos, len - pos, &l)) || l < 0 ||
             (size_t)l > len - pos - k)
             return -1;
         pos += k;
         out[h].key_pos = (int64_t)pos;
         out[h].key_len = l;
         pos += (size_t)l;
-        if (!(k = kc_read_varint(buf + pos, len - pos, &l)) || l < -1 ||
+        if (!(k = rd_varint(buf + pos, len - pos, &l)) || l < -1 ||
             (l > 0 && (size_t)l > len - pos - k))
             return -1;
         pos += k;
@@ -179,17 +156,17 @@ static int kc_plausible(const uint8_t *buf, size_t len, size_t p, int final,
 {
     if (len - p < KC_BATCH_HEADER_SIZE)
         return final ? 0 : -1;
-    int32_t blen = (int32_t)kc_be32(buf + p + 8);
+    int32_t blen = (int32_t)rd32(buf + p + 8);
     if (buf[p + 16] != 2 || blen < KC_BATCH_MIN_LENGTH || (int64_t)blen > max_len)
         return 0;
-    int16_t attr = (int16_t)kc_be16(buf + p + 21);
+    int16_t attr = (int16_t)rd16(buf + p + 21);
     if ((attr & 7) > 4)
         return 0;
     size_t total = KC_BATCH_OVERHEAD + (size_t)blen;
     if (total > len - p)
         return final ? 0 : -1;
     uint32_t crc = kc_crc32c(0, buf + p + 21, total - 21);
-    return crc == kc_be32(buf + p + 17);
+    return crc == rd32(buf + p + 17);
 }
 
 size_t kc_resync(const uint8_t *buf, size_t len, size_t from, int final,
@@ -224,8 +201,8 @@ size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
                 break;
             /* The log ends inside a batch header. */
             if (rem >= 12) {
-                b->base_offset = (int64_t)kc_be64(buf + pos);
-                b->batch_length = (int32_t)kc_be32(buf + pos + 8);
+                b->base_offset = (int64_t)rd64(buf + pos);
+                b->batch_length = (int32_t)rd32(buf + pos + 8);
             }
             if (rem > 16)
                 b->magic = (int8_t)buf[pos + 16];
@@ -335,150 +312,3 @@ size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
 }
 
 /* ------------------------------------------------------------------ offset commits */
-
-static int kc_ascii(const uint8_t *p, size_t n)
-{
-    uint8_t acc = 0;
-    for (size_t i = 0; i < n; i++)
-        acc |= p[i];
-    return acc < 0x80;
-}
-
-/* int16-length string at p[*pos..end): 1 and (*s, *len) on success. */
-static int kc_str16(const uint8_t *p, size_t end, size_t *pos, size_t *s, size_t *len)
-{
-    if (end - *pos < 2)
-        return 0;
-    int16_t l = (int16_t)kc_be16(p + *pos);
-    if (l < 0 || (size_t)l > end - *pos - 2 || !kc_ascii(p + *pos + 2, (size_t)l))
-        return 0;
-    *s = *pos + 2;
-    *len = (size_t)l;
-    *pos += 2 + (size_t)l;
-    return 1;
-}
-
-static int kc_uvarint32(const uint8_t *p, size_t end, size_t *pos, uint32_t *out)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 5; i++) {
-        if (*pos >= end)
-            return 0;
-        uint8_t b = p[(*pos)++];
-        v |= (uint32_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *out = v;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-void kc_offset_commit_columns(const uint8_t *buf, size_t buf_len, const kc_record *recs,
-                              size_t n, int8_t *kind, int16_t *key_type,
-                              int16_t *value_version, int32_t *partition, int64_t *offset,
-                              int32_t *leader_epoch, int64_t *commit_ts, int64_t *expire_ts,
-                              int32_t *group_off, uint8_t *group_data,
-                              int32_t *topic_off, uint8_t *topic_data,
-                              int32_t *meta_off, uint8_t *meta_data)
-{
-    int32_t go = 0, to = 0, mo = 0;
-    group_off[0] = topic_off[0] = meta_off[0] = 0;
-    for (size_t r = 0; r < n; r++) {
-        const kc_record *rec = &recs[r];
-        size_t gs = 0, gl = 0, ts = 0, tl = 0, ms = 0, ml = 0;
-        int ok = 0;
-        int8_t k = 2;
-        key_type[r] = -1;
-        value_version[r] = -1;
-        partition[r] = 0;
-        offset[r] = 0;
-        leader_epoch[r] = -1;
-        commit_ts[r] = 0;
-        expire_ts[r] = -1;
-        if (rec->key_len >= 2 && (size_t)rec->key_pos + (size_t)rec->key_len <= buf_len) {
-            size_t pos = (size_t)rec->key_pos, end = pos + (size_t)rec->key_len;
-            int16_t t = (int16_t)kc_be16(buf + pos);
-            key_type[r] = t;
-            pos += 2;
-            if ((t == 0 || t == 1) && kc_str16(buf, end, &pos, &gs, &gl) &&
-                kc_str16(buf, end, &pos, &ts, &tl) && end - pos == 4) {
-                partition[r] = (int32_t)kc_be32(buf + pos);
-                ok = 1;
-            }
-        }
-        if (ok && rec->value_len < 0) {
-            k = 1;
-        } else if (ok && rec->value_len >= 2 &&
-                   (size_t)rec->value_pos + (size_t)rec->value_len <= buf_len) {
-            size_t pos = (size_t)rec->value_pos, end = pos + (size_t)rec->value_len;
-            int16_t v = (int16_t)kc_be16(buf + pos);
-            value_version[r] = v;
-            pos += 2;
-            int good = 0;
-            if (v >= 0 && v <= 4 && end - pos >= 8) {
-                offset[r] = (int64_t)kc_be64(buf + pos);
-                pos += 8;
-                good = 1;
-                if (v >= 3) {
-                    if (end - pos < 4)
-                        good = 0;
-                    else {
-                        leader_epoch[r] = (int32_t)kc_be32(buf + pos);
-                        pos += 4;
-                    }
-                }
-                if (good && v <= 3) {
-                    good = kc_str16(buf, end, &pos, &ms, &ml);
-                } else if (good) {
-                    uint32_t l1;
-                    good = kc_uvarint32(buf, end, &pos, &l1) && l1 >= 1 &&
-                           l1 - 1 <= 0x7fff && l1 - 1 <= end - pos &&
-                           kc_ascii(buf + pos, l1 - 1);
-                    if (good) {
-                        ms = pos;
-                        ml = l1 - 1;
-                        pos += ml;
-                    }
-                }
-                if (good && end - pos >= 8) {
-                    commit_ts[r] = (int64_t)kc_be64(buf + pos);
-                    pos += 8;
-                } else {
-                    good = 0;
-                }
-                if (good && v == 1) {
-                    if (end - pos >= 8) {
-                        expire_ts[r] = (int64_t)kc_be64(buf + pos);
-                        pos += 8;
-                    } else {
-                        good = 0;
-                    }
-                }
-                if (good && v == 4) {
-                    /* Only an empty tagged section: tagged fields go the generic way. */
-                    good = end - pos >= 1 && buf[pos] == 0;
-                    pos += 1;
-                }
-                if (good && pos != end)
-                    good = 0;
-            }
-            if (good)
-                k = 0;
-        }
-        kind[r] = k;
-        if (k != 2) {
-            memcpy(group_data + go, buf + gs, gl);
-            go += (int32_t)gl;
-            memcpy(topic_data + to, buf + ts, tl);
-            to += (int32_t)tl;
-            if (k == 0) {
-                memcpy(meta_data + mo, buf + ms, ml);
-                mo += (int32_t)ml;
-            }
-        }
-        group_off[r + 1] = go;
-        topic_off[r + 1] = to;
-        meta_off[r + 1] = mo;
-    }
-}

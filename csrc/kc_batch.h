@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kc_status.h"
+
 #define KC_BATCH_HEADER_SIZE 61
 #define KC_BATCH_OVERHEAD 12          /* baseOffset + batchLength */
 #define KC_BATCH_MIN_LENGTH 49        /* batchLength of a batch with no records */
@@ -34,9 +36,9 @@
  * place; the smallest legacy message is 14 bytes (v0, null key and value). */
 #define KC_LEGACY_MIN_LENGTH 14
 
-/* Batch / record status codes (kc_batch.status, kc_scan stop reasons). */
+/* Batch / record conditions (kc_batch.status, kc_scan stop reasons); KC_OK from
+ * kc_status.h.  The numbers are stored in BATCH_DTYPE and mirrored by the Python twin. */
 enum {
-    KC_OK = 0,
     KC_ST_COMPRESSED = 1,      /* records left to the caller to decompress       */
     KC_ST_BAD_CRC = 2,         /* CRC mismatch; records parsed anyway            */
     KC_ST_BAD_LENGTH = 3,      /* batchLength too small or beyond the input      */
@@ -149,27 +151,4 @@ size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
 size_t kc_resync(const uint8_t *buf, size_t len, size_t from, int final,
                  int64_t max_batch_length);
 
-/* Zig-zag varint / varlong readers (bounds-checked).  Return bytes read, 0 on error. */
-size_t kc_read_varint(const uint8_t *p, size_t avail, int32_t *out);
-size_t kc_read_varlong(const uint8_t *p, size_t avail, int64_t *out);
-
 #endif
-
-/*
- * Fast path for the dominant __consumer_offsets record: an offset commit, key type 0/1
- * (int16 type, string group, string topic, int32 partition) with an OffsetCommitValue
- * v0-v4 (v4 only with an empty tagged-field section) or a tombstone.  Layouts as in
- * the 4.1.1 schemas; everything else (other record types, tagged fields, newer
- * versions, non-ASCII names, any irregularity) is left to the generic spec engine:
- * kind[r] = 0 decoded commit, 1 commit tombstone (key decoded), 2 generic path.
- * Strings are gathered into *_data with Arrow-style int32 offsets (n + 1 entries);
- * each *_data needs room for the sum of the rows' key (group, topic) or value
- * (metadata) lengths.  Positions in recs are into buf.
- */
-void kc_offset_commit_columns(const uint8_t *buf, size_t buf_len, const kc_record *recs,
-                              size_t n, int8_t *kind, int16_t *key_type,
-                              int16_t *value_version, int32_t *partition, int64_t *offset,
-                              int32_t *leader_epoch, int64_t *commit_ts, int64_t *expire_ts,
-                              int32_t *group_off, uint8_t *group_data,
-                              int32_t *topic_off, uint8_t *topic_data,
-                              int32_t *meta_off, uint8_t *meta_data);

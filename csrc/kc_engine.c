@@ -8,44 +8,11 @@
  */
 #include "kc_engine.h"
 #include "kc_varint.h"
+#include "kc_wire.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define KC_LIKELY(x) __builtin_expect(!!(x), 1)
-#define KC_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define KC_LIKELY(x) (x)
-#define KC_UNLIKELY(x) (x)
-#endif
-
-/* struct block accessors */
-#define S_FLAGS(s) ((s)[0])
-#define S_NF(s) ((s)[1])
-#define S_NT(s) ((s)[2])
-#define S_NB(s) ((s)[3])
-#define S_FIELD(s, i) ((s) + 4 + 3 * (i))
-#define S_TAGGED(s, k) ((s) + 4 + 3 * S_NF(s) + 4 * (k))
-#define S_BAD(s) ((s) + 4 + 3 * S_NF(s) + 4 * S_NT(s))
-
-static inline const int32_t *kc_struct(const int32_t *code, int sidx)
-{
-    return code + code[2 + sidx];
-}
-
-static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(((unsigned)p[0] << 8) | p[1]); }
-static inline uint32_t rd32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-static inline uint64_t rd64(const uint8_t *p) { return ((uint64_t)rd32(p) << 32) | rd32(p + 4); }
-static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-static inline void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)(v >> 32)); wr32(p + 4, (uint32_t)v); }
 
 /* ------------------------------------------------------------------------- */
 /* program check */
@@ -78,19 +45,19 @@ int kc_program_check(const int32_t *code, size_t code_len)
         if (off < 2 + ns || (size_t)off + 4 > code_len)
             return KC_E_PROGRAM;
         s = code + off;
-        if (S_NF(s) < 0 || S_NT(s) < 0 || S_NB(s) < 0 || S_NF(s) > 1 << 20 || S_NT(s) > 1 << 20
-            || S_NB(s) > 1 << 20)
+        if (KC_S_NF(s) < 0 || KC_S_NT(s) < 0 || KC_S_NB(s) < 0 || KC_S_NF(s) > 1 << 20 || KC_S_NT(s) > 1 << 20
+            || KC_S_NB(s) > 1 << 20)
             return KC_E_PROGRAM;
-        need = (size_t)off + 4 + 3 * (size_t)S_NF(s) + 4 * (size_t)S_NT(s) + (size_t)S_NB(s);
+        need = (size_t)off + 4 + 3 * (size_t)KC_S_NF(s) + 4 * (size_t)KC_S_NT(s) + (size_t)KC_S_NB(s);
         if (need > code_len)
             return KC_E_PROGRAM;
-        for (int32_t f = 0; f < S_NF(s); f++) {
-            const int32_t *fp = S_FIELD(s, f);
+        for (int32_t f = 0; f < KC_S_NF(s); f++) {
+            const int32_t *fp = KC_S_FIELD(s, f);
             if (!check_type(ns, fp[0], fp[2]))
                 return KC_E_PROGRAM;
         }
-        for (int32_t k = 0; k < S_NT(s); k++) {
-            const int32_t *tp = S_TAGGED(s, k);
+        for (int32_t k = 0; k < KC_S_NT(s); k++) {
+            const int32_t *tp = KC_S_TAGGED(s, k);
             if (tp[0] < 0 || !check_type(ns, tp[1], tp[3]))
                 return KC_E_PROGRAM;
         }
@@ -148,68 +115,6 @@ static inline int rd_uvarint(kc_dec *d, uint32_t *v)
         return fail(d, r == KC_VARINT_TRUNCATED ? KC_E_VARINT_TRUNC : KC_E_VARINT_LONG, d->pos, 0, 0);
     d->pos += (size_t)r;
     return KC_OK;
-}
-
-static size_t utf8_check_slow(const uint8_t *s, size_t n, size_t i);
-
-/* Python's strict UTF-8 (no surrogates, no overlongs, <= U+10FFFF).  Returns the
- * index of the first bad sequence, or n when valid.  ASCII is checked inline. */
-static inline size_t utf8_check(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    uint8_t acc = 0;
-    while (i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ull)
-            return utf8_check_slow(s, n, i);
-        i += 8;
-    }
-    for (size_t j = i; j < n; j++)
-        acc |= s[j];
-    return (acc & 0x80) ? utf8_check_slow(s, n, i) : n;
-}
-
-static size_t utf8_check_slow(const uint8_t *s, size_t n, size_t i)
-{
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!(w & 0x8080808080808080ull)) {
-                i += 8;
-                continue;
-            }
-        }
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80)
-                return i;
-            i += 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            uint8_t lo = 0x80, hi = 0xbf;
-            if (c == 0xe0) lo = 0xa0;
-            if (c == 0xed) hi = 0x9f;
-            if (i + 2 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80)
-                return i;
-            i += 3;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            uint8_t lo = 0x80, hi = 0xbf;
-            if (c == 0xf0) lo = 0x90;
-            if (c == 0xf4) hi = 0x8f;
-            if (i + 3 >= n || s[i + 1] < lo || s[i + 1] > hi || (s[i + 2] & 0xc0) != 0x80
-                || (s[i + 3] & 0xc0) != 0x80)
-                return i;
-            i += 4;
-        } else {
-            return i;
-        }
-    }
-    return n;
 }
 
 static int dec_struct(kc_dec *d, int sidx, int depth);
@@ -367,21 +272,21 @@ static int dec_value(kc_dec *d, int type, int flags, int arg, int depth, int in_
 
 static int dec_struct(kc_dec *d, int sidx, int depth)
 {
-    const int32_t *s = kc_struct(d->code, sidx);
-    int32_t nf = S_NF(s);
+    const int32_t *s = kc_prog_struct(d->code, sidx);
+    int32_t nf = KC_S_NF(s);
     int rc;
 
     if (KC_UNLIKELY(depth > KC_MAX_DEPTH))
         return fail(d, KC_E_DEPTH, d->pos, 0, 0);
     for (int32_t i = 0; i < nf; i++) {
-        const int32_t *f = S_FIELD(s, i);
+        const int32_t *f = KC_S_FIELD(s, i);
         if (KC_UNLIKELY((rc = dec_value(d, f[0], f[1], f[2], depth, 0)) != KC_OK))
             return frame(d, rc, KC_PATH_FIELD, sidx, i);
     }
-    if (S_FLAGS(s) & 1) {
+    if (KC_S_FLAGS(s) & 1) {
         uint32_t n, tag, size;
         size_t count_at = d->pos;
-        int32_t nt = S_NT(s);
+        int32_t nt = KC_S_NT(s);
         if ((rc = rd_uvarint(d, &n)) != KC_OK)
             return rc;
         if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
@@ -394,13 +299,13 @@ static int dec_struct(kc_dec *d, int sidx, int depth)
             if ((rc = rd_uvarint(d, &size)) != KC_OK)
                 return rc;
             for (int32_t q = 0; q < nt; q++) {
-                if ((uint32_t)S_TAGGED(s, q)[0] == tag) {
+                if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag) {
                     k = q;
                     break;
                 }
             }
             if (k >= 0) {
-                const int32_t *t = S_TAGGED(s, k);
+                const int32_t *t = KC_S_TAGGED(s, k);
                 size_t start = d->pos, saved_end = d->end;
                 if (KC_UNLIKELY((uint64_t)size > d->end - start))
                     return frame(d, fail(d, KC_E_TAG_SIZE, start, size, 0), KC_PATH_TAGGED, sidx, k);
@@ -413,8 +318,8 @@ static int dec_struct(kc_dec *d, int sidx, int depth)
                 if (rc != KC_OK)
                     return frame(d, rc, KC_PATH_TAGGED, sidx, k);
             } else {
-                const int32_t *bad = S_BAD(s);
-                for (int32_t q = 0; q < S_NB(s); q++) {
+                const int32_t *bad = KC_S_BAD(s);
+                for (int32_t q = 0; q < KC_S_NB(s); q++) {
                     if ((uint32_t)bad[q] == tag)
                         return fail(d, KC_E_BAD_TAG, d->pos, tag, 0);
                 }
@@ -506,18 +411,18 @@ static int64_t skip_value(const kc_skip *k, size_t i, int type, int flags, int a
 
 static int64_t skip_struct(const kc_skip *k, size_t i, int sidx, int depth)
 {
-    const int32_t *s = kc_struct(k->code, sidx);
+    const int32_t *s = kc_prog_struct(k->code, sidx);
     size_t j = i;
     if (depth > KC_MAX_DEPTH + 1)
         return -1;
-    for (int32_t f = 0; f < S_NF(s); f++) {
-        const int32_t *fp = S_FIELD(s, f);
+    for (int32_t f = 0; f < KC_S_NF(s); f++) {
+        const int32_t *fp = KC_S_FIELD(s, f);
         int64_t r = skip_value(k, j, fp[0], fp[1], fp[2], depth);
         if (r < 0)
             return -1;
         j += (size_t)r;
     }
-    if (S_FLAGS(s) & 1) {
+    if (KC_S_FLAGS(s) & 1) {
         int64_t n;
         if (j >= k->n)
             return -1;
@@ -532,9 +437,9 @@ static int64_t skip_struct(const kc_skip *k, size_t i, int sidx, int depth)
             if (key >= 0) {
                 const int32_t *t;
                 int64_t r;
-                if (key >= S_NT(s))
+                if (key >= KC_S_NT(s))
                     return -1;
-                t = S_TAGGED(s, key);
+                t = KC_S_TAGGED(s, key);
                 r = skip_value(k, j, t[1], t[2], t[3], depth);
                 if (r < 0)
                     return -1;
@@ -682,16 +587,16 @@ static int sz_value(kc_enc *e, int type, int flags, int arg, int depth, int in_t
 
 static int sz_struct(kc_enc *e, int sidx, int depth, uint64_t *sz)
 {
-    const int32_t *s = kc_struct(e->code, sidx);
+    const int32_t *s = kc_prog_struct(e->code, sidx);
     int rc;
     if (depth > KC_MAX_DEPTH)
         return efail(e, KC_E_DEPTH);
-    for (int32_t f = 0; f < S_NF(s); f++) {
-        const int32_t *fp = S_FIELD(s, f);
+    for (int32_t f = 0; f < KC_S_NF(s); f++) {
+        const int32_t *fp = KC_S_FIELD(s, f);
         if ((rc = sz_value(e, fp[0], fp[1], fp[2], depth, 0, sz)) != KC_OK)
             return rc;
     }
-    if (S_FLAGS(s) & 1) {
+    if (KC_S_FLAGS(s) & 1) {
         int64_t n;
         TAKE(e, n);
         if (n < 0 || n > 0x7fffffff)
@@ -704,9 +609,9 @@ static int sz_struct(kc_enc *e, int sidx, int depth, uint64_t *sz)
             if (key >= 0) {
                 const int32_t *t;
                 uint64_t psz = 0;
-                if (key >= S_NT(s))
+                if (key >= KC_S_NT(s))
                     return efail(e, KC_E_TAPE);
-                t = S_TAGGED(s, key);
+                t = KC_S_TAGGED(s, key);
                 if ((rc = sz_value(e, t[1], t[2], t[3], depth, 1, &psz)) != KC_OK)
                     return rc;
                 if (psz > 0xfffffffeu)
@@ -830,19 +735,19 @@ static void wr_value(kc_enc *e, int type, int flags, int arg, int in_tag)
 
 static void wr_struct(kc_enc *e, int sidx)
 {
-    const int32_t *s = kc_struct(e->code, sidx);
-    for (int32_t f = 0; f < S_NF(s); f++) {
-        const int32_t *fp = S_FIELD(s, f);
+    const int32_t *s = kc_prog_struct(e->code, sidx);
+    for (int32_t f = 0; f < KC_S_NF(s); f++) {
+        const int32_t *fp = KC_S_FIELD(s, f);
         wr_value(e, fp[0], fp[1], fp[2], 0);
     }
-    if (S_FLAGS(s) & 1) {
+    if (KC_S_FLAGS(s) & 1) {
         int64_t n = e->tape[e->i++];
         e->o += (size_t)kc_write_uvarint(e->out + e->o, (uint32_t)n);
         for (int64_t j = 0; j < n; j++) {
             size_t at = e->i;
             int64_t key = e->tape[e->i++];
             if (key >= 0) {
-                const int32_t *t = S_TAGGED(s, key);
+                const int32_t *t = KC_S_TAGGED(s, key);
                 e->o += (size_t)kc_write_uvarint(e->out + e->o, (uint32_t)t[0]);
                 e->o += (size_t)kc_write_uvarint(e->out + e->o, e->caux[at]);
                 wr_value(e, t[1], t[2], t[3], 1);
@@ -875,403 +780,4 @@ int kc_encode_write(const int32_t *code, const int64_t *tape, size_t n_slots,
     e.err = err;
     wr_struct(&e, 0);
     return KC_OK;
-}
-
-/* ------------------------------------------------------------------------- */
-/* bulk decode */
-
-static inline void col_set_off(kc_column *c, size_t row, size_t v)
-{
-    if (c->offsets32)
-        c->offsets32[row] = (int32_t)v;
-    else
-        c->offsets[row] = (int64_t)v;
-}
-
-static inline size_t col_get_off(const kc_column *c, size_t row)
-{
-    return c->offsets32 ? (size_t)(uint32_t)c->offsets32[row] : (size_t)c->offsets[row];
-}
-
-static int col_put_bytes(kc_column *c, size_t row, const uint8_t *src, int64_t len)
-{
-    if (len > 0) {
-        if (c->data_cap - c->data_len < (size_t)len) {
-            size_t ncap = c->data_cap ? c->data_cap : 256;
-            uint8_t *nd;
-            if (!c->growable)
-                return KC_E_NOMEM;
-            while (ncap - c->data_len < (size_t)len)
-                ncap *= 2;
-            nd = (uint8_t *)realloc(c->data, ncap);
-            if (!nd)
-                return KC_E_NOMEM;
-            c->data = nd;
-            c->data_cap = ncap;
-        }
-        if (len <= 16) {
-            for (int64_t i = 0; i < len; i++)
-                c->data[c->data_len + (size_t)i] = src[i];
-        } else {
-            memcpy(c->data + c->data_len, src, (size_t)len);
-        }
-        c->data_len += (size_t)len;
-    }
-    col_set_off(c, row + 1, c->data_len);
-    return KC_OK;
-}
-
-static inline void set_valid(kc_column *c, size_t row)
-{
-    if (c->validity)
-        c->validity[row >> 3] |= (uint8_t)(1u << (row & 7));
-}
-
-static void put_fixed(kc_column *c, size_t row, int64_t v)
-{
-    switch (c->type) {
-    case KC_T_BOOL: ((uint8_t *)c->values)[row] = v != 0; break;
-    case KC_T_INT8: ((int8_t *)c->values)[row] = (int8_t)v; break;
-    case KC_T_INT16: ((int16_t *)c->values)[row] = (int16_t)v; break;
-    case KC_T_UINT16: ((uint16_t *)c->values)[row] = (uint16_t)v; break;
-    case KC_T_INT32: ((int32_t *)c->values)[row] = (int32_t)v; break;
-    case KC_T_UINT32: ((uint32_t *)c->values)[row] = (uint32_t)v; break;
-    case KC_T_INT64: ((int64_t *)c->values)[row] = v; break;
-    case KC_T_FLOAT64: memcpy((uint8_t *)c->values + 8 * row, &v, 8); break;
-    default: break;
-    }
-}
-
-static int put_cell(kc_column *c, size_t row, const uint8_t *rowp, int has, int64_t slot)
-{
-    int t = c->type;
-    if (t >= KC_T_BOOL && t <= KC_T_FLOAT64) {
-        put_fixed(c, row, has ? slot : c->def_i);
-        set_valid(c, row);
-        return KC_OK;
-    }
-    if (t == KC_T_UUID) {
-        uint8_t *dst = (uint8_t *)c->values + 16 * row;
-        if (has)
-            memcpy(dst, rowp + KC_REF_OFF(slot), 16);
-        else if (c->def_bytes && c->def_len == 16)
-            memcpy(dst, c->def_bytes, 16);
-        else
-            memset(dst, 0, 16);
-        set_valid(c, row);
-        return KC_OK;
-    }
-    /* string / bytes / records */
-    if (has) {
-        if (slot == 0)
-            return col_put_bytes(c, row, NULL, 0);
-        set_valid(c, row);
-        return col_put_bytes(c, row, rowp + KC_REF_OFF(slot), (int64_t)KC_REF_LEN(slot));
-    }
-    if (c->def_len < 0)
-        return col_put_bytes(c, row, NULL, 0);
-    set_valid(c, row);
-    return col_put_bytes(c, row, c->def_bytes, c->def_len);
-}
-
-/* Read one top-level fixed-width or string field straight into its column (no
- * tape).  Returns KC_OK, an error, or -1 when the type needs the generic path. */
-static inline int bulk_direct(kc_dec *d, int type, int flags, kc_column *c, size_t row)
-{
-    size_t left = d->end - d->pos;
-    const uint8_t *p = d->buf + d->pos;
-    size_t start = d->pos;
-    int64_t v;
-    switch (type) {
-    case KC_T_INT64:
-        if (KC_UNLIKELY(left < 8))
-            return fail(d, KC_E_SHORT, start, 8, (int64_t)left);
-        d->pos += 8;
-        if (c)
-            ((int64_t *)c->values)[row] = (int64_t)rd64(p);
-        return KC_OK;
-    case KC_T_INT32:
-        if (KC_UNLIKELY(left < 4))
-            return fail(d, KC_E_SHORT, start, 4, (int64_t)left);
-        d->pos += 4;
-        if (c)
-            ((int32_t *)c->values)[row] = (int32_t)rd32(p);
-        return KC_OK;
-    case KC_T_INT16:
-        if (KC_UNLIKELY(left < 2))
-            return fail(d, KC_E_SHORT, start, 2, (int64_t)left);
-        d->pos += 2;
-        if (c)
-            ((int16_t *)c->values)[row] = (int16_t)rd16(p);
-        return KC_OK;
-    case KC_T_BOOL:
-    case KC_T_INT8:
-        if (KC_UNLIKELY(left < 1))
-            return fail(d, KC_E_SHORT, start, 1, (int64_t)left);
-        d->pos += 1;
-        if (c) {
-            if (type == KC_T_BOOL)
-                ((uint8_t *)c->values)[row] = p[0] != 0;
-            else
-                ((int8_t *)c->values)[row] = (int8_t)p[0];
-        }
-        return KC_OK;
-    case KC_T_STRING: {
-        int64_t n;
-        if (flags & KC_F_COMPACT) {
-            uint32_t u;
-            int rc = rd_uvarint(d, &u);
-            if (rc != KC_OK)
-                return rc;
-            n = (int64_t)u - 1;
-        } else {
-            if (KC_UNLIKELY(left < 2))
-                return fail(d, KC_E_SHORT, start, 2, (int64_t)left);
-            n = (int16_t)rd16(p);
-            d->pos += 2;
-        }
-        if (n < 0) {
-            if (KC_UNLIKELY(!(flags & KC_F_NULLABLE)))
-                return fail(d, KC_E_NULL, start, 0, 0);
-            return KC_OK;
-        }
-        if (KC_UNLIKELY(n > 0x7fff))
-            return fail(d, KC_E_STRLEN, start, n, 0);
-        left = d->end - d->pos;
-        if (KC_UNLIKELY((uint64_t)n > left))
-            return fail(d, KC_E_SHORT, d->pos, n, (int64_t)left);
-        {
-            size_t bad = utf8_check(d->buf + d->pos, (size_t)n);
-            if (KC_UNLIKELY(bad != (size_t)n))
-                return fail(d, KC_E_UTF8, d->pos + bad, 0, 0);
-        }
-        if (c) {
-            int rc = col_put_bytes(c, row, d->buf + d->pos, n);
-            if (rc != KC_OK)
-                return fail(d, rc, d->pos, 0, 0);
-            set_valid(c, row);
-        }
-        d->pos += (size_t)n;
-        return KC_OK;
-    }
-    default:
-        (void)v;
-        return -1;
-    }
-}
-
-/* undo a failed row's partial writes */
-static void bulk_clear_row(kc_column *cols, int n_cols, size_t r)
-{
-    for (int c = 0; c < n_cols; c++) {
-        kc_column *col = &cols[c];
-        if (col->validity)
-            col->validity[r >> 3] &= (uint8_t)~(1u << (r & 7));
-        if (col->offsets || col->offsets32) {
-            col->data_len = col_get_off(col, r);
-            col_set_off(col, r + 1, col->data_len);
-        } else if (col->type == KC_T_UUID) {
-            memset((uint8_t *)col->values + 16 * r, 0, 16);
-        } else {
-            put_fixed(col, r, 0);
-        }
-    }
-}
-
-int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets,
-                   int offsets_64, size_t n_rows, kc_column *cols, int n_cols,
-                   int32_t *status, int64_t *err_off)
-{
-    const int32_t *s0 = kc_struct(code, 0);
-    int32_t nf = S_NF(s0), ntag = S_NT(s0);
-    int flexible = S_FLAGS(s0) & 1;
-    size_t cap = 256;
-    int64_t *tape = (int64_t *)malloc(cap * sizeof(int64_t));
-    /* column of each regular field / tagged entry (or NULL), tape slot of each tagged entry */
-    kc_column **fcol = (kc_column **)calloc((size_t)nf + (size_t)ntag + 1, sizeof(kc_column *));
-    size_t *tpos = (size_t *)malloc(((size_t)ntag + 1) * sizeof(size_t));
-    kc_column **tcol;
-    kc_column **var = (kc_column **)malloc(((size_t)n_cols + 1) * sizeof(kc_column *));
-    int n_var = 0;          /* var: the variable-length columns */
-    kc_error err;
-    kc_dec d;
-    int rc = KC_OK;
-
-    if (!tape || !fcol || !tpos || !var) {
-        free(tape);
-        free(fcol);
-        free(tpos);
-        free(var);
-        return KC_E_NOMEM;
-    }
-    tcol = fcol + nf;
-    for (int c = 0; c < n_cols; c++)
-        if (cols[c].offsets || cols[c].offsets32)
-            var[n_var++] = &cols[c];
-    for (int c = 0; c < n_cols; c++) {
-        int32_t f = cols[c].field;
-        if (f >= 0 && f < nf)
-            fcol[f] = &cols[c];
-        else if (f < 0 && -1 - f < ntag)
-            tcol[-1 - f] = &cols[c];
-        if (cols[c].offsets || cols[c].offsets32) {
-            col_set_off(&cols[c], 0, 0);
-            cols[c].data_len = 0;
-        }
-        if (cols[c].validity)
-            memset(cols[c].validity, 0, (n_rows + 7) / 8);
-    }
-    d.code = code;
-    d.err = &err;
-
-    for (size_t r = 0; r < n_rows; r++) {
-        size_t a, b;
-        int st = KC_OK;
-        if (offsets_64) {
-            a = (size_t)((const int64_t *)offsets)[r];
-            b = (size_t)((const int64_t *)offsets)[r + 1];
-        } else {
-            a = (size_t)(uint32_t)((const int32_t *)offsets)[r];
-            b = (size_t)(uint32_t)((const int32_t *)offsets)[r + 1];
-        }
-        for (int v = 0; v < n_var; v++)
-            col_set_off(var[v], r + 1, var[v]->data_len);
-        if (KC_UNLIKELY(b < a || b - a > 0xfffffffeu)) {
-            st = KC_E_TOO_BIG;
-            err.offset = 0;
-            goto row_error;
-        }
-        d.buf = data + a;
-        d.pos = 0;
-        d.end = b - a;
-        d.tape = tape;
-        d.cap = cap;
-        d.nt = 0;
-        for (int32_t f = 0; f < nf; f++) {
-            const int32_t *fp = S_FIELD(s0, f);
-            kc_column *col = fcol[f];
-            st = bulk_direct(&d, fp[0], fp[1], col, r);
-            if (st == -1) {
-                /* uuid, bytes, nested: through the tape */
-                d.nt = 0;
-                st = dec_value(&d, fp[0], fp[1], fp[2], 0, 0);
-                if (st == KC_E_TAPE_FULL) {
-                    size_t ncap = b - a + 2;
-                    int64_t *nt = (int64_t *)realloc(tape, ncap * sizeof(int64_t));
-                    if (!nt) {
-                        rc = KC_E_NOMEM;
-                        goto done;
-                    }
-                    tape = d.tape = nt;
-                    cap = d.cap = ncap;
-                    d.pos = 0;      /* restart the row on the bigger tape */
-                    f = -1;
-                    for (int c = 0; c < n_cols; c++)
-                        if (cols[c].offsets || cols[c].offsets32)
-                            cols[c].data_len = col_get_off(&cols[c], r);
-                    continue;
-                }
-                if (st == KC_OK && col && (rc = put_cell(col, r, d.buf, 1, tape[0])) != KC_OK)
-                    goto done;
-            }
-            if (st != KC_OK)
-                goto row_error;
-        }
-        if (flexible) {
-            uint32_t n, tag, size;
-            size_t count_at = d.pos;
-            for (int32_t q = 0; q < ntag; q++)
-                tpos[q] = (size_t)-1;
-            d.nt = 0;
-            if ((st = rd_uvarint(&d, &n)) != KC_OK)
-                goto row_error;
-            if ((uint64_t)n > d.end - d.pos) {
-                st = fail(&d, KC_E_TAG_COUNT, count_at, n, 0);
-                goto row_error;
-            }
-            for (uint32_t j = 0; j < n; j++) {
-                int32_t k = -1;
-                if ((st = rd_uvarint(&d, &tag)) != KC_OK || (st = rd_uvarint(&d, &size)) != KC_OK)
-                    goto row_error;
-                for (int32_t q = 0; q < ntag; q++) {
-                    if ((uint32_t)S_TAGGED(s0, q)[0] == tag) {
-                        k = q;
-                        break;
-                    }
-                }
-                if (k >= 0) {
-                    const int32_t *t = S_TAGGED(s0, k);
-                    size_t start = d.pos, saved_end = d.end;
-                    if ((uint64_t)size > d.end - start) {
-                        st = fail(&d, KC_E_TAG_SIZE, start, size, 0);
-                        goto row_error;
-                    }
-                    d.end = start + size;
-                    tpos[k] = d.nt;         /* a repeated tag: the last one wins */
-                    st = dec_value(&d, t[1], t[2], t[3], 0, 1);
-                    if (st == KC_OK && d.pos != d.end)
-                        st = fail(&d, KC_E_TAG_SPAN, d.pos, (int64_t)(d.pos - start), size);
-                    d.end = saved_end;
-                    if (st == KC_E_TAPE_FULL) {
-                        size_t ncap = b - a + 2;
-                        int64_t *nt = (int64_t *)realloc(tape, ncap * sizeof(int64_t));
-                        if (!nt) {
-                            rc = KC_E_NOMEM;
-                            goto done;
-                        }
-                        tape = d.tape = nt;
-                        cap = d.cap = ncap;
-                        /* redo this entry on the bigger tape */
-                        d.pos = start;
-                        d.nt = tpos[k];
-                        d.end = start + size;
-                        st = dec_value(&d, t[1], t[2], t[3], 0, 1);
-                        if (st == KC_OK && d.pos != d.end)
-                            st = fail(&d, KC_E_TAG_SPAN, d.pos, (int64_t)(d.pos - start), size);
-                        d.end = saved_end;
-                    }
-                    if (st != KC_OK)
-                        goto row_error;
-                } else {
-                    const int32_t *bad = S_BAD(s0);
-                    for (int32_t q = 0; q < S_NB(s0); q++) {
-                        if ((uint32_t)bad[q] == tag) {
-                            st = fail(&d, KC_E_BAD_TAG, d.pos, tag, 0);
-                            goto row_error;
-                        }
-                    }
-                    if ((uint64_t)size > d.end - d.pos) {
-                        st = fail(&d, KC_E_SHORT, d.pos, size, (int64_t)(d.end - d.pos));
-                        goto row_error;
-                    }
-                    d.pos += size;
-                }
-            }
-        }
-        if (d.pos != d.end) {
-            st = KC_E_TRAILING;
-            err.offset = (int64_t)d.pos;
-            goto row_error;
-        }
-        for (int32_t q = 0; q < ntag; q++) {
-            kc_column *col = tcol[q];
-            if (col) {
-                int has = flexible && tpos[q] != (size_t)-1;
-                if ((rc = put_cell(col, r, d.buf, has, has ? tape[tpos[q]] : 0)) != KC_OK)
-                    goto done;
-            }
-        }
-        status[r] = KC_OK;      /* err_off is only written for failed rows */
-        continue;
-    row_error:
-        status[r] = st;
-        err_off[r] = err.offset;
-        bulk_clear_row(cols, n_cols, r);
-    }
-done:
-    free(tape);
-    free(fcol);
-    free(tpos);
-    free(var);
-    return rc;
 }

@@ -70,6 +70,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kc_status.h"
+
 #define KC_PROG_MAGIC 0x4B430001
 
 enum {
@@ -80,6 +82,20 @@ enum {
 
 enum { KC_F_NULLABLE = 1, KC_F_COMPACT = 2, KC_F_TAGGED = 4 };
 
+/* struct block accessors (s = kc_prog_struct(code, sidx)) */
+#define KC_S_FLAGS(s) ((s)[0])
+#define KC_S_NF(s) ((s)[1])
+#define KC_S_NT(s) ((s)[2])
+#define KC_S_NB(s) ((s)[3])
+#define KC_S_FIELD(s, i) ((s) + 4 + 3 * (i))
+#define KC_S_TAGGED(s, k) ((s) + 4 + 3 * KC_S_NF(s) + 4 * (k))
+#define KC_S_BAD(s) ((s) + 4 + 3 * KC_S_NF(s) + 4 * KC_S_NT(s))
+
+static inline const int32_t *kc_prog_struct(const int32_t *code, int sidx)
+{
+    return code + code[2 + sidx];
+}
+
 #define KC_REF(off, len) ((((int64_t)(off)) << 32) | (int64_t)((uint32_t)(len) + 1u))
 #define KC_REF_OFF(r) ((size_t)(((uint64_t)(r)) >> 32))
 #define KC_REF_LEN(r) ((size_t)((uint32_t)((uint64_t)(r) & 0xffffffffu) - 1u))
@@ -87,7 +103,7 @@ enum { KC_F_NULLABLE = 1, KC_F_COMPACT = 2, KC_F_TAGGED = 4 };
 /* ---------------------------------------------------------------------------
  * Entry points (kc_engine.c).
  *
- * Errors: every function returns KC_OK (0) or a KC_E_* code and, when given a
+ * Errors: every function returns KC_OK (0) or a KC_E_* code (kc_status.h) and, when given a
  * kc_error, fills it.  `a`/`b` are the numbers of the message (see each code);
  * `offset` is the byte offset (in the caller's buffer) where reading failed;
  * `path` is the field path, INNERMOST FIRST (path[0] is the field being read):
@@ -96,27 +112,6 @@ enum { KC_F_NULLABLE = 1, KC_F_COMPACT = 2, KC_F_TAGGED = 4 };
  *   KC_PATH_INDEX : array element `value`
  * The path is truncated (outermost frames dropped) beyond KC_MAX_PATH frames.
  */
-enum {
-    KC_OK = 0,
-    KC_E_SHORT,         /* needs a bytes, b left                               */
-    KC_E_VARINT_TRUNC,  /* truncated varint                                    */
-    KC_E_VARINT_LONG,   /* varint is too long                                  */
-    KC_E_NULL,          /* non-nullable field was serialized as null           */
-    KC_E_STRLEN,        /* string had invalid length a                         */
-    KC_E_UTF8,          /* string is not valid UTF-8 (offset: bad sequence)    */
-    KC_E_ARRAY_COUNT,   /* array claims a elements, b bytes left               */
-    KC_E_TAG_COUNT,     /* tagged field count a exceeds bytes left             */
-    KC_E_TAG_SIZE,      /* tagged field size a exceeds bytes left              */
-    KC_E_BAD_TAG,       /* tag a is not valid for this version                 */
-    KC_E_TAG_SPAN,      /* tagged field used a of its b bytes                  */
-    KC_E_DEPTH,         /* nesting too deep (> KC_MAX_DEPTH structs)           */
-    KC_E_PROGRAM,       /* malformed program                                   */
-    KC_E_TAPE_FULL,     /* the tape is too small (retry with len + 2 slots)    */
-    KC_E_TAPE,          /* encode: malformed tape / heap reference             */
-    KC_E_TOO_BIG,       /* input or output beyond 4 GiB (REF offsets are 32-bit) */
-    KC_E_NOMEM,         /* allocation failed                                   */
-    KC_E_TRAILING       /* bulk: a bytes after the message                     */
-};
 
 #define KC_MAX_DEPTH 64
 #define KC_MAX_PATH 160
@@ -162,44 +157,6 @@ int kc_encode_write(const int32_t *code, const int64_t *tape, size_t n_slots,
 int64_t kc_tape_skip(const int32_t *code, const int64_t *tape, size_t n_slots, size_t i,
                      int type, int flags, int arg, int in_tag);
 
-/* ---------------------------------------------------------------------------
- * Bulk decode: N values of one program into per-top-level-field columns.
- *
- * Row r is data[off[r] .. off[r+1]) (off: n_rows + 1 entries, int32 or int64:
- * exactly an Arrow (Large)BinaryArray's offsets, relative to `data`).  A row
- * decodes like kc_decode with pos 0 and must be consumed exactly.
- *
- * One kc_column per requested top-level field, `field` >= 0 a regular field,
- * -1 - k tagged-table entry k.  Only scalar types: fixed-width (bool, ints,
- * float64: `values` holds n_rows elements of the type's natural C width, bool as
- * uint8, float64 as double; uuid: 16 bytes per row) and string/bytes/records
- * (`offsets`: n_rows + 1 int64, or `offsets32`: n_rows + 1 int32 when set; `data` of capacity `data_cap`: when `growable`
- * it is realloc()ed as needed (the caller frees it with free()), otherwise a
- * full buffer fails the call with KC_E_NOMEM).
- * `validity` (optional, n_rows bits, LSB first, Arrow layout) gets 1 for a
- * non-null value of an ok row.  A tagged field absent from a row takes `def_i`
- * (fixed types: the value; float64 as IEEE bits), `def_bytes`/`def_len` (string,
- * bytes, uuid; def_len < 0 = null).  Error rows get 0 / empty / invalid.
- *
- * status[r] = KC_OK or the error code, err_off[r] = the byte offset in the row.
- */
-typedef struct {
-    int32_t field;
-    int32_t type;
-    void *values;
-    int64_t *offsets;
-    int32_t *offsets32;
-    uint8_t *data;
-    size_t data_len, data_cap;
-    int32_t growable;
-    uint8_t *validity;
-    int64_t def_i;
-    const uint8_t *def_bytes;
-    int64_t def_len;
-} kc_column;
-
-int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets,
-                   int offsets_64, size_t n_rows, kc_column *cols, int n_cols,
-                   int32_t *status, int64_t *err_off);
+/* Bulk decoding into Arrow-layout columns: kc_columns.h. */
 
 #endif

@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
-from . import _codec_py
+from . import _codec_py, _numbers
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
-from .errors import (CorruptRecordError, DecodeError, EncodeError, KcodecError, SchemaError,
-                     UnknownMessageError, UnsupportedVersionError)
+from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, KcodecError,
+                     SchemaError, UnknownMessageError, UnsupportedVersionError)
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,7 @@ __all__ = [
     "decode", "read", "encode", "decode_bulk", "to_kafka_json", "from_kafka_json",
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
-    "KcodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
+    "read_framed", "write_framed", "KcodecError", "CodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
     "UnsupportedVersionError", "CorruptRecordError", "UNKNOWN_TAGS_KEY",
 ]
 
@@ -59,25 +59,56 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
 
     ``newer="error"`` rejects versions outside the spec's valid versions;
     ``newer="latest"`` accepts versions above the newest known one and uses the layout
-    of the open-ended fields, as Kafka's generated code does.
+    of the open-ended fields, as Kafka's generated code does.  Versions are int16 on the
+    wire: anything outside 0..32767 is refused either way.
     """
+    if type(version) is not int:
+        version = _as_version(version)
     key = (name, version, newer)
     prog = _CHECKED.get(key)
     if prog is not None:
         return prog
-    s = spec(name)
-    vv = s.valid_versions
-    if version < 0 or version < vv.lowest or (version > vv.highest and newer != "latest") or vv.empty:
-        raise UnsupportedVersionError(
-            f"{s.name} version {version} is outside its valid versions {vv}"
-            + ("" if newer == "latest" or version < vv.lowest else " (pass newer='latest' to decode it with the newest layout)"))
     if newer not in ("error", "latest"):
         raise ValueError("newer must be 'error' or 'latest'")
-    prog = _CHECKED[key] = _program(s.name, version)
+    s = spec(name)
+    vv = s.valid_versions
+    if not 0 <= version <= 0x7FFF or version < vv.lowest or vv.empty \
+            or (version > vv.highest and newer != "latest"):
+        raise UnsupportedVersionError(
+            f"{s.name} version {version} is outside its valid versions {vv}"
+            + ("" if newer == "latest" or version < vv.lowest or version > 0x7FFF
+               else " (pass newer='latest' to decode it with the newest layout)"))
+    # Every version above the newest known reads with one layout: one program for all of
+    # them, so a log full of odd versions cannot grow the caches.
+    prog = _program(s.name, min(version, vv.highest + 1))
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[key] = prog
     return prog
 
 
 _CHECKED: Dict[Any, Program] = {}   # (name, version, newer) -> program: one dict hit per call
+_CHECKED_MAX = 8192
+
+
+def _as_version(version: Any) -> int:
+    if isinstance(version, bool) or not _numbers.is_integral(version):
+        raise TypeError(f"version must be an int, got {type(version).__name__} {version!r}")
+    return int(version)
+
+
+def _check_trailing(trailing: str) -> None:
+    if trailing != "error" and trailing != "allow":
+        raise ValueError(f"trailing must be 'error' or 'allow', got {trailing!r}")
+
+
+def _decode(prog: Program, data: Any, offset: int, version: int) -> Any:
+    try:
+        return _engine.decode(prog, data, offset)
+    except DecodeError as e:
+        if prog.version != version:   # the shared newest-layout program: name the wire version
+            raise e.relabel(version) from None
+        raise
 
 
 def read(name: str, data: Any, version: int, *, newer: str = "error",
@@ -87,8 +118,9 @@ def read(name: str, data: Any, version: int, *, newer: str = "error",
     ``trailing="error"`` (default) raises :class:`DecodeError` when bytes remain after the
     message; ``trailing="allow"`` returns them in ``Decoded.trailing``.
     """
+    _check_trailing(trailing)
     prog = program(name, version, newer=newer)
-    value, end = _engine.decode(prog, data, offset)
+    value, end = _decode(prog, data, offset, version)
     mv = memoryview(data)
     rest = b""
     if end != mv.nbytes:
@@ -109,8 +141,9 @@ def decode(name: str, data: Any, version: int, *, newer: str = "error",
     null -> None, unknown tagged fields -> ``"_unknown_tagged_fields": [(tag, bytes)]``.
     """
     prog = program(name, version, newer=newer)
-    value, end = _engine.decode(prog, data, 0)
+    value, end = _decode(prog, data, 0, version)
     if trailing != "allow":
+        _check_trailing(trailing)
         n = memoryview(data).nbytes
         if end != n:
             raise DecodeError(f"{n - end} trailing bytes after the message",
@@ -134,16 +167,21 @@ def from_kafka_json(name: str, obj: Dict[str, Any], version: int) -> Dict[str, A
     return _from_kjson(program(name, version, newer="latest"), obj)
 
 
-def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error") -> Dict[str, Any]:
+def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error",
+                arrow: bool = False) -> Any:
     """Decode many values of one message and version into columns.
 
     ``values`` is a list of bytes or a pyarrow ``BinaryArray``/``LargeBinaryArray``.
     Returns ``{field: column}`` for the top-level fields (NumPy arrays for numbers and
     bools, pyarrow arrays for strings, bytes and uuids, lists for nested fields), plus
     ``"_ok"`` (bool per row) and ``"_error"`` (None or the reason, per row): a bad value
-    flags its row instead of raising.
+    flags its row instead of raising.  ``arrow=True``: the typed ``pyarrow.RecordBatch``
+    of :func:`kcodec.arrow.decode` instead.
     """
     prog = program(name, version, newer=newer)
+    if arrow:
+        from .arrow import decode_program
+        return decode_program(prog, values)
     bulk = getattr(_engine, "decode_bulk", None)
     if bulk is None:
         return _decode_bulk_py(prog, values)
@@ -180,3 +218,6 @@ def _decode_bulk_py(prog: Program, values: Any) -> Dict[str, Any]:
     out["_ok"] = ok
     out["_error"] = err
     return out
+
+
+from .framing import read_framed, write_framed  # noqa: E402  (uses read/encode above)

@@ -14,6 +14,7 @@ extension is unavailable (``KCODEC_NO_EXTENSIONS=1``).  It defines the value map
 """
 from __future__ import annotations
 
+import operator
 import struct as _struct
 import uuid as _uuid
 from typing import Any, Dict, List, Optional, Tuple
@@ -23,6 +24,7 @@ from ._program import (
     T_INT16, T_INT32, T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32, T_UUID,
     FieldPlan, Program, StructPlan, _copy_default,
 )
+from ._numbers import is_bool, is_integral, is_real
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
 
 __all__ = ["decode", "encode", "UNKNOWN_TAGS_KEY"]
@@ -273,19 +275,21 @@ def _write_value(w: _Writer, out: bytearray, t: int, flags: int, arg: int, v: An
                  in_tag: bool, depth: int) -> None:
     if t in INT_RANGES:
         if type(v) is bool or not isinstance(v, int):
-            w.fail(f"expected an integer, got {type(v).__name__}")
+            if not is_integral(v):
+                w.fail(f"expected an integer, got {type(v).__name__}")
+            v = operator.index(v)   # NumPy integers (decode_bulk's columns) are integers too
         lo, hi = INT_RANGES[t]
         if not lo <= v <= hi:
             w.fail(f"{v} is out of range [{lo}, {hi}]")
         out += _FIXED[t].pack(v)
         return
     if t == T_BOOL:
-        if not isinstance(v, bool):
+        if not is_bool(v):
             w.fail(f"expected a bool, got {type(v).__name__}")
         out.append(1 if v else 0)
         return
     if t == T_FLOAT64:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if not is_real(v):
             w.fail(f"expected a float, got {type(v).__name__}")
         out += _FIXED[T_FLOAT64].pack(float(v))
         return
@@ -425,6 +429,10 @@ def _write_struct(w: _Writer, out: bytearray, sidx: int, value: Dict[str, Any], 
         if tag <= last:
             path.append(UNKNOWN_TAGS_KEY)
             w.fail(f"unknown tagged fields must be in ascending tag order ({tag} after {last})")
+        reserved = sp.reserved_tag(tag)
+        if reserved:
+            path.append(UNKNOWN_TAGS_KEY)
+            w.fail(reserved)
         last = tag
         entries.append((tag, bytes(payload)))
     # Known fields first on equal tags: Kafka writes raw tags below the next known tag

@@ -1,5 +1,8 @@
-# C declarations of the spec engine (csrc/kc_engine.h, csrc/kc_varint.h).
+# C declarations of the spec engine (csrc/kc_engine.h, csrc/kc_varint.h) and its bulk
+# column decoder (csrc/kc_columns.h).  Status codes: kcodec/_kc_status.pxd.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+
+from kcodec._kc_status cimport *
 
 
 cdef extern from "kc_varint.h" nogil:
@@ -21,10 +24,6 @@ cdef extern from "kc_engine.h" nogil:
         KC_T_INT64, KC_T_FLOAT64, KC_T_UUID, KC_T_STRING, KC_T_BYTES, KC_T_RECORDS
         KC_T_STRUCT, KC_T_ARRAY
         KC_F_NULLABLE, KC_F_COMPACT, KC_F_TAGGED
-        KC_OK, KC_E_SHORT, KC_E_VARINT_TRUNC, KC_E_VARINT_LONG, KC_E_NULL, KC_E_STRLEN
-        KC_E_UTF8, KC_E_ARRAY_COUNT, KC_E_TAG_COUNT, KC_E_TAG_SIZE, KC_E_BAD_TAG
-        KC_E_TAG_SPAN, KC_E_DEPTH, KC_E_PROGRAM, KC_E_TAPE_FULL, KC_E_TAPE, KC_E_TOO_BIG
-        KC_E_NOMEM, KC_E_TRAILING
         KC_MAX_DEPTH, KC_MAX_PATH
         KC_PATH_FIELD, KC_PATH_TAGGED, KC_PATH_INDEX
 
@@ -57,21 +56,51 @@ cdef extern from "kc_engine.h" nogil:
     int64_t kc_tape_skip(const int32_t *code, const int64_t *tape, size_t n_slots, size_t i,
                          int type, int flags, int arg, int in_tag)
 
-    ctypedef struct kc_column:
-        int32_t field
+
+cdef extern from "kc_columns.h" nogil:
+    enum:
+        KC_N_STRUCT, KC_N_LIST, KC_N_FIXED, KC_N_BOOL, KC_N_VAR
+
+    ctypedef struct kc_col:
+        int32_t kind
         int32_t type
-        void *values
-        int64_t *offsets
-        int32_t *offsets32
+        int32_t width
+        int32_t sidx
+        int32_t first_kid
+        int32_t n_kids
+        int32_t skip
+        size_t len
+        size_t cap
+        uint8_t *validity
+        uint8_t *values
+        int32_t *offsets
         uint8_t *data
         size_t data_len
         size_t data_cap
-        int32_t growable
-        uint8_t *validity
+        int32_t def_null
         int64_t def_i
         const uint8_t *def_bytes
-        int64_t def_len
+        size_t def_len
 
-    int kc_decode_bulk(const int32_t *code, const uint8_t *data, const void *offsets,
-                       int offsets_64, size_t n_rows, kc_column *cols, int n_cols,
-                       int32_t *status, int64_t *err_off)
+    ctypedef struct kc_columns:
+        kc_col *nodes
+        int32_t n_nodes
+        int32_t *kids
+        int32_t n_kids
+
+    ctypedef struct kc_rows:
+        const uint8_t *data
+        size_t data_len
+        const void *offsets
+        int offsets_64
+        const uint8_t *valid
+        size_t valid_off
+        const int64_t *pos
+        const int32_t *lens
+        size_t skip
+
+    int kc_columns_init(kc_columns *t, const int32_t *code)
+    void kc_columns_free(kc_columns *t)
+    void kc_columns_skip(kc_columns *t, int32_t i)
+    int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
+                          int64_t *err_off)

@@ -25,7 +25,10 @@ import gc as _gc
 import uuid as _uuid_mod
 
 from ._program import _copy_default
+from ._numbers import is_bool as _is_bool, is_integral as _is_integral, is_real as _is_real
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
+import operator as _operator
+from kcodec._kc_status cimport status_error
 
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
@@ -40,7 +43,7 @@ cdef extern from "Python.h":
     char *PyByteArray_AS_STRING(object o)
     Py_ssize_t PyByteArray_GET_SIZE(object o)
 
-__all__ = ["decode", "encode", "decode_bulk", "UNKNOWN_TAGS_KEY"]
+__all__ = ["decode", "encode", "decode_bulk", "decode_columns", "UNKNOWN_TAGS_KEY"]
 
 UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
 cdef str _UNK = UNKNOWN_TAGS_KEY
@@ -572,6 +575,13 @@ cdef str _typename(object v):
     return type(v).__name__
 
 
+cdef object _as_int(_Enc E, object v):
+    """An integer-like value that is not a Python int (NumPy integers) as an int."""
+    if not _is_integral(v):
+        E.fail(f"expected an integer, got {_typename(v)}")
+    return _operator.index(v)
+
+
 cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int depth) except -1:
     cdef int ovf = 0
     cdef long long x
@@ -584,7 +594,7 @@ cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int 
     if t == KC_T_INT32 or t == KC_T_INT64 or t == KC_T_INT16 or t == KC_T_INT8 \
             or t == KC_T_UINT16 or t == KC_T_UINT32:
         if type(v) is bool or not PyLong_Check(v):
-            E.fail(f"expected an integer, got {_typename(v)}")
+            v = _as_int(E, v)      # NumPy integers (decode_bulk's columns) are integers too
         x = PyLong_AsLongLongAndOverflow(v, &ovf)
         if t == KC_T_INT32:
             if ovf or x < -2147483648 or x > 2147483647:
@@ -610,9 +620,11 @@ cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int 
             return E.push(1)
         if v is False:
             return E.push(0)
+        if _is_bool(v):                      # numpy.bool_
+            return E.push(1 if v else 0)
         E.fail(f"expected a bool, got {_typename(v)}")
     if t == KC_T_FLOAT64:
-        if type(v) is bool or not (isinstance(v, float) or PyLong_Check(v)):
+        if not _is_real(v):
             E.fail(f"expected a float, got {_typename(v)}")
         dbl = float(v)
         memcpy(&bits, &dbl, 8)
@@ -789,6 +801,9 @@ cdef int _e_struct(_Enc E, int sidx, dict value, int depth) except -1:
             if tag <= last:
                 E.fail(f"unknown tagged fields must be in ascending tag order ({tag} after {last})",
                        EncodeError, _UNK)
+            reserved = S.plan.reserved_tag(tag)
+            if reserved:
+                E.fail(reserved, EncodeError, _UNK)
             last = tag
             entries.append((tag, bytes(payload)))
         _merge_raw(E, sec_start, segs, entries)
@@ -911,17 +926,292 @@ cdef inline uintptr_t _addr(object arr):
     return <uintptr_t>arr.__array_interface__["data"][0]
 
 
-cdef object _row_error(_Plan P, object prog, object row, int code):
-    """The text of the row's error, exactly as a single decode reports it."""
+cdef class _CBuf:
+    """A buffer malloc()ed by the C column decoder, handed to NumPy/pyarrow without a copy
+    and freed when the last view goes."""
+    cdef void *p
+    cdef Py_ssize_t n
+    cdef Py_ssize_t shape[1]
+
+    def __getbuffer__(self, Py_buffer *b, int flags):
+        b.buf = self.p
+        b.len = self.n
+        b.readonly = 0
+        b.itemsize = 1
+        b.format = "B"
+        b.ndim = 1
+        self.shape[0] = self.n
+        b.shape = self.shape
+        b.strides = NULL
+        b.suboffsets = NULL
+        b.internal = NULL
+        b.obj = self
+
+    def __releasebuffer__(self, Py_buffer *b):
+        pass
+
+    def __dealloc__(self):
+        free(self.p)
+
+
+cdef object _take(uint8_t **pp, size_t n):
+    """Ownership of *pp (n bytes) moves to a Python object; NULL becomes an empty buffer."""
+    cdef _CBuf b
+    if pp[0] == NULL:
+        return b"\0" * 8
+    b = _CBuf()
+    b.p = pp[0]
+    b.n = <Py_ssize_t>n
+    pp[0] = NULL
+    return b
+
+
+cdef class _Rows:
+    """Where the rows of one bulk call are (kc_rows) and what keeps them alive."""
+    cdef kc_rows r
+    cdef Py_ssize_t n
+    cdef list keep
+    cdef object items            # the input list of a list source (row bytes for errors)
+    cdef object mv               # the data as a memoryview
+
+    cdef bint span(self, Py_ssize_t i, Py_ssize_t *a, Py_ssize_t *b):
+        """Row i's byte range in the data, False for a null row."""
+        if self.r.pos != NULL:
+            if self.r.lens[i] < 0:
+                return False
+            a[0] = self.r.pos[i]
+            b[0] = a[0] + self.r.lens[i]
+            return True
+        if self.r.valid != NULL and not (self.r.valid[(self.r.valid_off + i) >> 3] >> ((self.r.valid_off + i) & 7)) & 1:
+            return False
+        if self.r.offsets_64:
+            a[0] = (<const int64_t *>self.r.offsets)[i]
+            b[0] = (<const int64_t *>self.r.offsets)[i + 1]
+        else:
+            a[0] = (<const int32_t *>self.r.offsets)[i]
+            b[0] = (<const int32_t *>self.r.offsets)[i + 1]
+        return True
+
+    def row(self, Py_ssize_t i):
+        """Row i's bytes (None for a null row)."""
+        cdef Py_ssize_t a = 0, b = 0
+        if self.items is not None:
+            return self.items[i]
+        if not self.span(i, &a, &b):
+            return None
+        return self.mv[a:b]
+
+
+cdef _Rows _rows_arrow(values):
+    cdef _Rows R = _Rows()
+    t = values.type
+    if _pa.types.is_large_binary(t) or _pa.types.is_large_string(t):
+        R.r.offsets_64 = 1
+        odt = _np.int64
+    elif _pa.types.is_binary(t) or _pa.types.is_string(t):
+        odt = _np.int32
+    else:
+        raise TypeError(f"bulk decoding needs a binary array, not {t}")
+    R.n = len(values)
+    bufs = values.buffers()
+    if R.n:
+        oarr = _np.frombuffer(bufs[1], dtype=odt)[values.offset:values.offset + R.n + 1]
+    else:
+        oarr = _np.zeros(1, dtype=odt)
+    db = bufs[2]
+    darr = _np.frombuffer(db, dtype=_np.uint8) if db is not None and db.size else _np.zeros(1, _np.uint8)
+    R.keep = [bufs, oarr, darr]
+    R.r.offsets = <const void *>_addr(oarr)
+    R.r.data = <const uint8_t *>_addr(darr)
+    R.r.data_len = darr.shape[0]
+    if values.null_count and bufs[0] is not None:
+        varr = _np.frombuffer(bufs[0], dtype=_np.uint8)
+        R.keep.append(varr)
+        R.r.valid = <const uint8_t *>_addr(varr)
+        R.r.valid_off = values.offset
+    R.mv = memoryview(darr)
+    return R
+
+
+cdef _Rows _rows_list(values):
+    """A list of bytes-like objects (None = null): one contiguous copy, int64 offsets."""
+    cdef _Rows R = _Rows()
+    cdef list items = values if type(values) is list else list(values)
+    cdef Py_ssize_t i, n = len(items)
+    cdef int64_t *po
+    cdef char *dst
+    oarr = _np.empty(n + 1, dtype=_np.int64)
+    varr = _np.full(n // 8 + 1, 255, dtype=_np.uint8)
+    cdef uint8_t *vp = <uint8_t *>_addr(varr)
+    po = <int64_t *>_addr(oarr)
+    po[0] = 0
+    nulls = False
+    for i in range(n):
+        it = items[i]
+        if type(it) is bytes:
+            po[i + 1] = po[i] + PyBytes_GET_SIZE(it)
+        elif it is None:
+            nulls = True
+            vp[i >> 3] &= <uint8_t>~(1 << (i & 7))
+            po[i + 1] = po[i]
+        else:
+            po[i + 1] = po[i] + memoryview(it).nbytes
+    joined = PyBytes_FromStringAndSize(NULL, po[n])
+    dst = <char *>PyBytes_AS_STRING(joined)
+    for i in range(n):
+        it = items[i]
+        if type(it) is bytes:
+            memcpy(dst + po[i], PyBytes_AS_STRING(it), po[i + 1] - po[i])
+        elif it is not None:
+            raw = bytes(memoryview(it).cast("B"))
+            if len(raw) != po[i + 1] - po[i]:
+                raise ValueError("decode_bulk: a value changed size while being read")
+            memcpy(dst + po[i], PyBytes_AS_STRING(raw), po[i + 1] - po[i])
+    R.n = n
+    R.keep = [oarr, joined, varr]
+    R.items = items
+    R.r.offsets_64 = 1
+    R.r.offsets = <const void *>_addr(oarr)
+    R.r.data = <const uint8_t *>PyBytes_AS_STRING(joined)
+    R.r.data_len = <size_t>po[n]
+    if nulls:
+        R.r.valid = <const uint8_t *>_addr(varr)
+    R.mv = memoryview(joined)
+    return R
+
+
+cdef _Rows _rows_slices(data, positions, lengths):
+    """Record slices of one buffer: positions int64[], lengths int32[] (-1 = null)."""
+    cdef _Rows R = _Rows()
+    pos = _np.ascontiguousarray(positions, dtype=_np.int64)
+    lens = _np.ascontiguousarray(lengths, dtype=_np.int32)
+    if pos.shape[0] != lens.shape[0]:
+        raise ValueError("positions and lengths differ in length")
+    darr = _np.frombuffer(data, dtype=_np.uint8) if len(memoryview(data).cast("B")) else _np.zeros(1, _np.uint8)
+    R.n = pos.shape[0]
+    R.keep = [pos, lens, darr, data]
+    R.r.pos = <const int64_t *>_addr(pos) if R.n else NULL
+    R.r.lens = <const int32_t *>_addr(lens) if R.n else NULL
+    R.r.data = <const uint8_t *>_addr(darr)
+    R.r.data_len = <size_t>len(memoryview(data).cast("B"))
+    R.mv = memoryview(darr)
+    if R.n == 0:
+        R.r.offsets = <const void *>_addr(darr)      # no rows: never read
+    return R
+
+
+cdef _Rows _rows(values, data, positions, lengths):
+    if positions is not None:
+        return _rows_slices(data, positions, lengths)
+    if _pa is not None and isinstance(values, _pa.ChunkedArray):
+        values = values.combine_chunks()
+    if _pa is not None and isinstance(values, _pa.Array):
+        return _rows_arrow(values)
+    return _rows_list(values)
+
+
+cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top):
+    """Run the C column decoder over R's rows.  Returns (nodes, status): per node in
+    pre-order (kind, len, validity, values, offsets, data), NumPy int32 statuses.
+    keep_top: indices of the top-level fields to keep (None = all)."""
+    cdef kc_columns t
+    cdef kc_col *c
+    cdef int rc
+    cdef Py_ssize_t i, nn
+    cdef int32_t *st_p
+    cdef int64_t *eo_p
+    cdef list defs = []
+    status = _np.empty(max(R.n, 1), dtype=_np.int32)
+    erroff = _np.empty(max(R.n, 1), dtype=_np.int64)
+    if skip < 0:
+        raise ValueError("skip must be >= 0")
+    R.r.skip = <size_t>skip
+    rc = kc_columns_init(&t, P.code)
+    if rc != KC_OK:
+        raise status_error(rc, f"{P.name} v{P.version} columns")
+    try:
+        nn = t.n_nodes
+        if nn != len(layout):
+            raise RuntimeError("column tree and layout disagree")
+        for i in range(nn):
+            c = &t.nodes[i]
+            dnull, di, db = layout[i].default
+            c.def_null = dnull
+            c.def_i = di
+            if db is not None:
+                defs.append(db)
+                c.def_bytes = <const uint8_t *>PyBytes_AS_STRING(db)
+                c.def_len = PyBytes_GET_SIZE(db)
+        if keep_top is not None:
+            for k, i in enumerate(layout[0].kids):
+                if k not in keep_top:
+                    kc_columns_skip(&t, i)
+        st_p = <int32_t *>_addr(status)
+        eo_p = <int64_t *>_addr(erroff)
+        with nogil:
+            rc = kc_columns_decode(&t, &R.r, <size_t>R.n, st_p, eo_p)
+        if rc != KC_OK:
+            raise status_error(rc, f"bulk decode of {P.name} v{P.version}")
+        nodes = []
+        for i in range(nn):
+            c = &t.nodes[i]
+            nodes.append((c.kind, c.len, _take(&c.validity, (c.len + 7) // 8),
+                          _take(&c.values, (c.len + 7) // 8 if c.kind == KC_N_BOOL else c.len * c.width),
+                          _take(<uint8_t **>&c.offsets, (c.len + 1) * 4),
+                          _take(&c.data, c.data_len)))
+    finally:
+        kc_columns_free(&t)
+    return nodes, status[:R.n]
+
+
+cdef object _row_error(_Plan P, object prog, object row, Py_ssize_t skip):
+    """The text of a failed row's error, exactly as a single decode of it reports it."""
     if row is None:
         return str(DecodeError("null value", message=P.name, version=P.version))
+    n = len(row)
+    if n < skip:
+        return str(DecodeError(f"needs {skip} bytes of prefix, {n} left", message=P.name,
+                               version=P.version, offset=0))
+    if skip:
+        row = row[skip:]
+        n -= skip
     try:
         v, end = decode(prog, row, 0)
     except DecodeError as e:
         return str(e)
-    n = len(row)
     return str(DecodeError(f"{n - end} trailing bytes after the message",
                            message=P.name, version=P.version, offset=end))
+
+
+cdef list _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error):
+    cdef list errs = [None] * R.n
+    for r in _np.flatnonzero(status != KC_OK).tolist():
+        st = status[r]
+        if st == KC_E_NULL_ROW:
+            if null_is_error:
+                errs[r] = _row_error(P, prog, None, skip)
+        elif st == KC_E_TOO_BIG and R.r.pos != NULL:
+            errs[r] = str(DecodeError("record slice outside the buffer", message=P.name,
+                                      version=P.version))
+        else:
+            errs[r] = _row_error(P, prog, R.row(r), skip)
+    return errs
+
+
+def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None,
+                   Py_ssize_t skip=0, list layout=None):
+    """Bulk-decode rows of ``prog`` into Arrow-layout column buffers (kcodec.arrow's engine).
+
+    Rows: ``values`` (a pyarrow (Large)BinaryArray or ChunkedArray, or a list of
+    bytes/None), or record slices ``data``/``positions``/``lengths``; ``skip`` prefix
+    bytes of each row are not part of the message.  Returns ``(nodes, errors)``: per
+    node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
+    offsets, data)`` buffers, and per row None or the error text (null rows: None).
+    """
+    cdef _Plan P = _plan(prog)
+    cdef _Rows R = _rows(values, data, positions, lengths)
+    nodes, status = _run_columns(P, R, skip, layout, None)
+    return nodes, _error_texts(P, prog, R, status, skip, False)
 
 
 def decode_bulk(prog, values):
@@ -937,240 +1227,78 @@ def decode_bulk(prog, values):
     text a single decode of that row would raise).  A bad row never raises.
     """
     cdef _Plan P = _plan(prog)
-    cdef _SPlan S0 = <_SPlan>P.splans[0]
-    cdef Py_ssize_t n, i, ncols, total
-    cdef const uint8_t *data
-    cdef const void *offs
-    cdef int off64, rc, c
-    cdef kc_column *cols = NULL
-    cdef int32_t *status
-    cdef int64_t *erroff
-    cdef const int32_t *fp
-    cdef int64_t *po
-    cdef char *dst
-    cdef list items_l
-
+    cdef _Rows R
     if _np is None:
         raise ImportError("decode_bulk needs numpy")
-    rows = None                  # the per-row objects, for error texts and nested fields
-    null_mask = None
-    keep = []
-    if _pa is not None and isinstance(values, _pa.ChunkedArray):
-        values = values.combine_chunks()
-    if _pa is not None and isinstance(values, _pa.Array):
-        t = values.type
-        if _pa.types.is_large_binary(t) or _pa.types.is_large_string(t):
-            off64 = 1
-            odt = _np.int64
-        elif _pa.types.is_binary(t) or _pa.types.is_string(t):
-            off64 = 0
-            odt = _np.int32
-        else:
-            raise TypeError(f"decode_bulk needs a binary array, not {t}")
-        n = len(values)
-        bufs = values.buffers()
-        ob = bufs[1]
-        db = bufs[2]
-        if n:
-            oarr = _np.frombuffer(ob, dtype=odt)[values.offset:values.offset + n + 1]
-        else:
-            oarr = _np.zeros(1, dtype=odt)
-        darr = _np.frombuffer(db, dtype=_np.uint8) if db is not None and db.size else _np.zeros(1, _np.uint8)
-        keep += [ob, db, oarr, darr]
-        offs = <const void *>_addr(oarr)
-        data = <const uint8_t *>_addr(darr)
-        total = int(oarr[n]) - int(oarr[0]) if n else 0
-        if values.null_count:
-            null_mask = values.is_null().to_numpy(zero_copy_only=False)
-        dmv = memoryview(darr)
-        rows_src = (dmv, oarr)
-    else:
-        items_l = values if type(values) is list else list(values)
-        n = len(items_l)
-        oarr = _np.empty(n + 1, dtype=_np.int64)
-        po = <int64_t *>_addr(oarr)
-        po[0] = 0
-        nulls = None
-        for i in range(n):
-            it = items_l[i]
-            if type(it) is bytes:
-                po[i + 1] = po[i] + PyBytes_GET_SIZE(it)
-            elif it is None:
-                if nulls is None:
-                    nulls = _np.zeros(n, dtype=bool)
-                nulls[i] = True
-                po[i + 1] = po[i]
-            else:
-                po[i + 1] = po[i] + memoryview(it).nbytes
-        # one contiguous copy of the rows (a plain memcpy per bytes object)
-        joined = PyBytes_FromStringAndSize(NULL, po[n])
-        dst = <char *>PyBytes_AS_STRING(joined)
-        for i in range(n):
-            it = items_l[i]
-            if type(it) is bytes:
-                memcpy(dst + po[i], PyBytes_AS_STRING(it), po[i + 1] - po[i])
-            elif it is not None:
-                raw = bytes(memoryview(it).cast("B"))
-                if len(raw) != po[i + 1] - po[i]:
-                    raise ValueError("decode_bulk: a value changed size while being read")
-                memcpy(dst + po[i], PyBytes_AS_STRING(raw), po[i + 1] - po[i])
-        darr = joined
-        keep += [oarr, joined]
-        off64 = 1
-        offs = <const void *>_addr(oarr)
-        data = <const uint8_t *>PyBytes_AS_STRING(joined)
-        total = len(joined)
-        null_mask = nulls
-        rows_src = None
-        rows = items_l
-
-    # the columns
-    keys = list(prog.top.keys)
-    nf = S0.nf
-    plans = {}
-    for i in range(S0.nf):
-        fp = S0.s + 4 + 3 * i
-        plans[S0.keys[i]] = (i, fp[0])
-    for i in range(S0.nt):
-        fp = S0.s + 4 + 3 * S0.nf + 4 * i
-        plans[S0.tnames[i]] = (-1 - i, fp[1])
-    scalar = [k for k in keys if plans[k][1] not in (KC_T_STRUCT, KC_T_ARRAY)]
-    nested = [k for k in keys if plans[k][1] in (KC_T_STRUCT, KC_T_ARRAY)]
-    ncols = len(scalar)
-    status_arr = _np.empty(max(n, 1), dtype=_np.int32)
-    erroff_arr = _np.empty(max(n, 1), dtype=_np.int64)
-    status = <int32_t *>_addr(status_arr)
-    erroff = <int64_t *>_addr(erroff_arr)
-    cols = <kc_column *>calloc(max(ncols, 1), sizeof(kc_column))
-    if cols == NULL:
-        raise MemoryError()
-    out_arrays = []
-    try:
-        for c in range(ncols):
-            k = scalar[c]
-            field, typ = plans[k]
-            cols[c].field = field
-            cols[c].type = typ
-            dflt = None
-            if field < 0:
-                dflt = S0.tdefaults[-1 - field]
-            if typ in _NP_DTYPES:
-                arr = _np.empty(max(n, 1), dtype=_NP_DTYPES[typ])
-                cols[c].values = <void *>_addr(arr)
-                if field < 0:
-                    if typ == KC_T_FLOAT64:
-                        cols[c].def_i = _np.array([dflt], dtype=_np.float64).view(_np.int64)[0]
-                    else:
-                        cols[c].def_i = int(dflt)
-                out_arrays.append([arr])
-            else:
-                dbytes = None
-                if field < 0 and dflt is not None:
-                    if typ == KC_T_UUID:
-                        dbytes = dflt.bytes
-                    elif typ == KC_T_STRING:
-                        dbytes = dflt.encode("utf-8")
-                    else:
-                        dbytes = bytes(dflt)
-                if dbytes is not None:
-                    cols[c].def_bytes = <const uint8_t *>PyBytes_AS_STRING(dbytes)
-                    cols[c].def_len = len(dbytes)
-                else:
-                    cols[c].def_len = -1
-                validity = _np.empty((n + 7) // 8 + 1, dtype=_np.uint8)
-                cols[c].validity = <uint8_t *>_addr(validity)
-                if typ == KC_T_UUID:
-                    arr = _np.empty(max(n, 1) * 16, dtype=_np.uint8)
-                    cols[c].values = <void *>_addr(arr)
-                    out_arrays.append([arr, validity, dbytes])
-                else:
-                    # the data can't outgrow the input (plus defaults): int32 offsets when
-                    # that fits, as pyarrow.string()/binary() want
-                    cap = total + (n * len(dbytes) if dbytes is not None else 0) + 1
-                    if cap < 0x7fffffff and _pa is not None:
-                        offsets = _np.empty(n + 1, dtype=_np.int32)
-                        cols[c].offsets32 = <int32_t *>_addr(offsets)
-                    else:
-                        offsets = _np.empty(n + 1, dtype=_np.int64)
-                        cols[c].offsets = <int64_t *>_addr(offsets)
-                    cols[c].data = NULL         # grown by the C kernel (realloc), copied out below
-                    cols[c].data_cap = 0
-                    cols[c].growable = 1
-                    out_arrays.append([offsets, None, validity, dbytes])
-        with nogil:
-            rc = kc_decode_bulk(P.code, data, offs, off64, n, cols, ncols, status, erroff)
-        if rc != KC_OK:
-            raise MemoryError(f"bulk decode failed ({rc})")
-        data_lens = [cols[c].data_len for c in range(ncols)]
-        for c in range(ncols):
-            if cols[c].growable:
-                if cols[c].data_len:
-                    raw = PyBytes_FromStringAndSize(<const char *>cols[c].data, cols[c].data_len)
-                else:
-                    raw = b"\0"
-                out_arrays[c][1] = _np.frombuffer(raw, dtype=_np.uint8)
-    finally:
-        for c in range(ncols):
-            free(cols[c].data)
-        free(cols)
-
-    status_arr = status_arr[:n]
-    if null_mask is not None:
-        status_arr[null_mask] = -1
-    ok = status_arr == 0
-    bad_rows = _np.flatnonzero(~ok)
-
-    def row_bytes(Py_ssize_t r):
-        if rows is not None:
-            return rows[r]
-        mv, oa = rows_src
-        return mv[int(oa[r]):int(oa[r + 1])]
-
+    from ._columns import layout as _layout
+    R = _rows(values, None, None, None)
+    lay = _layout(prog)
+    top = [lay[i] for i in lay[0].kids]
+    keys = [n.name for n in top]
+    flat = {k for k, n in enumerate(top) if n.kind != KC_N_STRUCT and n.kind != KC_N_LIST}
+    nodes, status = _run_columns(P, R, 0, lay, flat)
+    ok = status == KC_OK
     result = {}
-    for c in range(ncols):
-        k = scalar[c]
-        field, typ = plans[k]
-        parts = out_arrays[c]
-        if typ in _NP_DTYPES:
-            arr = parts[0][:n]
-            if typ == KC_T_BOOL:
-                arr = arr.view(_np.bool_)
-            if null_mask is not None and len(bad_rows):
-                arr[~ok] = 0
-            result[k] = arr
-            continue
-        validity = parts[2] if typ != KC_T_UUID else parts[1]
-        if null_mask is not None and len(bad_rows):
-            bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n].astype(bool)
-            bits &= ok
-            validity = _np.packbits(bits, bitorder="little")
-        result[k] = _finish_var(typ, n, parts, validity, data_lens[c])
+    for k, n in enumerate(top):
+        if k in flat:
+            result[n.name] = _flat_column(nodes[lay[0].kids[k]], n.type, R.n)
+    nested = [k for k in range(len(top)) if k not in flat]
     if nested:
-        okc = _np.ascontiguousarray(ok, dtype=_np.uint8)
-        # many long-lived, acyclic containers: keep the cyclic GC from rescanning them
-        gc_was = _gc.isenabled()
-        _gc.disable()
-        try:
-            ncols_l = _nested_columns(P, data, offs, off64, n, <const uint8_t *>_addr(okc) if n else NULL,
-                                      [plans[k][0] for k in nested])
-        finally:
-            if gc_was:
-                _gc.enable()
-        for c, k in enumerate(nested):
-            result[k] = ncols_l[c]
-    # the nested/row order of keys follows the schema
-    result = {k: result[k] for k in keys}
-    errs = [None] * n
-    for r in bad_rows:
-        errs[r] = _row_error(P, prog, None if (null_mask is not None and null_mask[r]) else row_bytes(r),
-                             status_arr[r])
+        for k, col in zip(nested, _nested_python(P, R, ok, nested)):
+            result[keys[k]] = col
+    result = {k: result[k] for k in prog.top.keys}
     result["_ok"] = ok
-    result["_error"] = errs
+    result["_error"] = _error_texts(P, prog, R, status, 0, True)
     return result
 
 
-cdef list _nested_columns(_Plan P, const uint8_t *data, const void *offs, int off64,
-                          Py_ssize_t n, const uint8_t *okp, list fields):
+cdef object _flat_column(tuple node, int typ, Py_ssize_t n):
+    """decode_bulk's form of a scalar column: NumPy numbers and bools, pyarrow strings,
+    bytes and uuids (NumPy object arrays without pyarrow)."""
+    kind, ln, validity, values, offsets, data = node
+    if typ in _NP_DTYPES:
+        if typ == KC_T_BOOL:
+            return _np.unpackbits(_np.frombuffer(values, _np.uint8), bitorder="little")[:n].view(_np.bool_)
+        return _np.frombuffer(values, dtype=_NP_DTYPES[typ])[:n]
+    if _pa is not None:
+        if typ == KC_T_UUID:
+            return _pa.Array.from_buffers(_pa.binary(16), n, [_pa.py_buffer(validity), _pa.py_buffer(values)])
+        t = _pa.string() if typ == KC_T_STRING else _pa.binary()
+        return _pa.Array.from_buffers(t, n, [_pa.py_buffer(validity), _pa.py_buffer(offsets), _pa.py_buffer(data)])
+    out = _np.empty(n, dtype=object)
+    bits = _np.unpackbits(_np.frombuffer(validity, _np.uint8), bitorder="little")[:n]
+    if typ == KC_T_UUID:
+        raw = bytes(values)
+        for r in range(n):
+            if bits[r]:
+                out[r] = _mk_uuid(<const uint8_t *>PyBytes_AS_STRING(raw) + 16 * r)
+        return out
+    o = _np.frombuffer(offsets, _np.int32)
+    raw = bytes(data)
+    for r in range(n):
+        if bits[r]:
+            b = raw[o[r]:o[r + 1]]
+            out[r] = b.decode("utf-8") if typ == KC_T_STRING else b
+    return out
+
+
+cdef list _nested_python(_Plan P, _Rows R, object ok, list fields):
+    """Python values of the nested top-level fields (positions among the top-level
+    fields) of every ok row, as decode builds them."""
+    cdef _SPlan S0 = <_SPlan>P.splans[0]
+    okc = _np.ascontiguousarray(ok, dtype=_np.uint8)
+    fids = [f if f < S0.nf else -1 - (f - S0.nf) for f in fields]
+    # many long-lived, acyclic containers: keep the cyclic GC from rescanning them
+    gc_was = _gc.isenabled()
+    _gc.disable()
+    try:
+        return _nested_columns(P, R, <const uint8_t *>_addr(okc) if R.n else NULL, fids)
+    finally:
+        if gc_was:
+            _gc.enable()
+
+
+cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
     """Python values of the nested (array/struct) top-level fields of every ok row: each
     row is decoded to a tape and only those fields are built from it."""
     cdef _SPlan S0 = <_SPlan>P.splans[0]
@@ -1179,7 +1307,9 @@ cdef list _nested_columns(_Plan P, const uint8_t *data, const void *offs, int of
     cdef int *reg_map = <int *>malloc((nf + nt + 1) * sizeof(int))
     cdef int *tag_map = reg_map + nf
     cdef char *seen = <char *>malloc(nt + 1)
-    cdef size_t cap = 256, a, b, end = 0, ns = 0
+    cdef Py_ssize_t n = R.n, a = 0, b = 0
+    cdef const uint8_t *data = R.r.data
+    cdef size_t cap = 256, end = 0, ns = 0
     cdef int64_t *tape = <int64_t *>malloc(cap * sizeof(int64_t))
     cdef int64_t *nt_ptr
     cdef int64_t cnt, key, sk
@@ -1203,19 +1333,14 @@ cdef list _nested_columns(_Plan P, const uint8_t *data, const void *offs, int of
         for r in range(n):
             if not okp[r]:
                 continue
-            if off64:
-                a = <size_t>(<const int64_t *>offs)[r]
-                b = <size_t>(<const int64_t *>offs)[r + 1]
-            else:
-                a = <size_t>(<const uint32_t *>offs)[r]
-                b = <size_t>(<const uint32_t *>offs)[r + 1]
+            R.span(r, &a, &b)
             rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
             if rc == KC_E_TAPE_FULL:
-                nt_ptr = <int64_t *>realloc(tape, (b - a + 2) * sizeof(int64_t))
+                nt_ptr = <int64_t *>realloc(tape, <size_t>(b - a + 2) * sizeof(int64_t))
                 if nt_ptr == NULL:
                     raise MemoryError()
                 tape = nt_ptr
-                cap = b - a + 2
+                cap = <size_t>(b - a + 2)
                 rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
             if rc != KC_OK:
                 continue
@@ -1271,38 +1396,6 @@ cdef list _nested_columns(_Plan P, const uint8_t *data, const void *offs, int of
         free(seen)
         free(tape)
     return cols
-
-
-cdef object _finish_var(int typ, Py_ssize_t n, list parts, object validity, size_t data_len):
-    if typ == KC_T_UUID:
-        arr = parts[0][: 16 * n]
-        if _pa is not None:
-            return _pa.Array.from_buffers(_pa.binary(16), n, [_pa.py_buffer(validity), _pa.py_buffer(arr)])
-        out = _np.empty(n, dtype=object)
-        bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n]
-        raw = arr.tobytes()
-        for r in range(n):
-            if bits[r]:
-                out[r] = _mk_uuid(<const uint8_t *>PyBytes_AS_STRING(raw) + 16 * r)
-        return out
-    offsets = parts[0]
-    dbuf = parts[1][:data_len]
-    if _pa is not None:
-        if offsets.dtype == _np.int32:
-            o = offsets
-            t = _pa.string() if typ == KC_T_STRING else _pa.binary()
-        else:
-            o = offsets
-            t = _pa.large_string() if typ == KC_T_STRING else _pa.large_binary()
-        return _pa.Array.from_buffers(t, n, [_pa.py_buffer(validity), _pa.py_buffer(o), _pa.py_buffer(dbuf)])
-    out = _np.empty(n, dtype=object)
-    bits = _np.unpackbits(validity[: (n + 7) // 8], bitorder="little")[:n]
-    raw = dbuf.tobytes()
-    for r in range(n):
-        if bits[r]:
-            b = raw[offsets[r]:offsets[r + 1]]
-            out[r] = b.decode("utf-8") if typ == KC_T_STRING else b
-    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -96,6 +96,18 @@ class StructPlan:
     keys: Tuple[str, ...] = ()              # names of all fields of this version, schema order
     tag_index: Dict[int, int] = field(default_factory=dict)
 
+    def reserved_tag(self, tag: int) -> Optional[str]:
+        """Why ``tag`` cannot be written as an unknown tagged field here, or None.
+
+        Kafka's writer refuses a raw tag equal to a tag the version defines ("Attempted to
+        use tag N as an undefined tag"); a tag the struct defines only in other versions
+        would make the message undecodable at this one."""
+        if tag in self.tag_index:
+            return f"Attempted to use tag {tag} as an undefined tag: it is {self.tagged[self.tag_index[tag]].name}"
+        if tag in self.bad_tags:
+            return f"tag {tag} is defined by {self.name} but is not valid for this version"
+        return None
+
     def default_value(self) -> Dict[str, Any]:
         d = {f.name: _copy_default(f.default) for f in self.fields}
         for f in self.tagged:

@@ -39,13 +39,6 @@ cdef extern from "kc_batch.h":
                          kc_header *out) nogil
     size_t kc_resync(const uint8_t *buf, size_t len, size_t start, int final,
                      int64_t max_batch_length) nogil
-    void kc_offset_commit_columns(const uint8_t *buf, size_t buf_len, const kc_record *recs,
-                                  size_t n, int8_t *kind, int16_t *key_type,
-                                  int16_t *value_version, int32_t *partition, int64_t *offset,
-                                  int32_t *leader_epoch, int64_t *commit_ts, int64_t *expire_ts,
-                                  int32_t *group_off, uint8_t *group_data,
-                                  int32_t *topic_off, uint8_t *topic_data,
-                                  int32_t *meta_off, uint8_t *meta_data) nogil
 
 BATCH_DTYPE = np.dtype([
     ("position", "<i8"), ("base_offset", "<i8"), ("base_timestamp", "<i8"),
@@ -202,49 +195,3 @@ def resync(data, Py_ssize_t start, bint final=True, long long max_batch_length=1
     if start >= v.shape[0]:
         return v.shape[0]
     return kc_resync(&v[0], <size_t>v.shape[0], <size_t>start, final, max_batch_length)
-
-
-def offset_commit_columns(data, records):
-    """Decode the offset commits among ``records`` (RECORD_DTYPE, positions into ``data``)
-    in one C pass.  Returns a dict of NumPy columns: ``kind`` (0 commit, 1 commit
-    tombstone, 2 other: use the generic decoder), ``key_type``, ``value_version``,
-    ``partition``, ``offset``, ``leader_epoch``, ``commit_timestamp``,
-    ``expire_timestamp``, and ``(offsets, data)`` pairs ``group``, ``topic``,
-    ``metadata`` (Arrow string layout: int32 offsets, n + 1 entries)."""
-    cdef const uint8_t[::1] v = memoryview(data).cast("B")
-    recs = np.ascontiguousarray(records, dtype=RECORD_DTYPE)
-    cdef size_t n = <size_t>len(recs)
-    cdef size_t blen = <size_t>v.shape[0]
-    kl = int(np.maximum(recs["key_len"], 0).sum()) if n else 0
-    vl = int(np.maximum(recs["value_len"], 0).sum()) if n else 0
-    out = {
-        "kind": np.empty(n, np.int8), "key_type": np.empty(n, np.int16),
-        "value_version": np.empty(n, np.int16), "partition": np.empty(n, np.int32),
-        "offset": np.empty(n, np.int64), "leader_epoch": np.empty(n, np.int32),
-        "commit_timestamp": np.empty(n, np.int64), "expire_timestamp": np.empty(n, np.int64),
-    }
-    go = np.empty(n + 1, np.int32); gd = np.empty(kl + 1, np.uint8)
-    to = np.empty(n + 1, np.int32); td = np.empty(kl + 1, np.uint8)
-    mo = np.empty(n + 1, np.int32); md = np.empty(vl + 1, np.uint8)
-    if kl > 0x7fffffff or vl > 0x7fffffff:
-        raise ValueError("window too large for int32 string offsets")
-    if n == 0:
-        go[0] = to[0] = mo[0] = 0
-    else:
-        kc_offset_commit_columns(&v[0] if blen else NULL, blen,
-                                 <const kc_record *><size_t>recs.ctypes.data, n,
-                                 <int8_t *><size_t>out["kind"].ctypes.data,
-                                 <int16_t *><size_t>out["key_type"].ctypes.data,
-                                 <int16_t *><size_t>out["value_version"].ctypes.data,
-                                 <int32_t *><size_t>out["partition"].ctypes.data,
-                                 <int64_t *><size_t>out["offset"].ctypes.data,
-                                 <int32_t *><size_t>out["leader_epoch"].ctypes.data,
-                                 <int64_t *><size_t>out["commit_timestamp"].ctypes.data,
-                                 <int64_t *><size_t>out["expire_timestamp"].ctypes.data,
-                                 <int32_t *><size_t>go.ctypes.data, <uint8_t *><size_t>gd.ctypes.data,
-                                 <int32_t *><size_t>to.ctypes.data, <uint8_t *><size_t>td.ctypes.data,
-                                 <int32_t *><size_t>mo.ctypes.data, <uint8_t *><size_t>md.ctypes.data)
-    out["group"] = (go, gd[:go[n]])
-    out["topic"] = (to, td[:to[n]])
-    out["metadata"] = (mo, md[:mo[n]])
-    return out

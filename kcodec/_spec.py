@@ -402,12 +402,24 @@ def specs() -> Iterator[MessageSpec]:
         yield _REGISTRY.get(n)
 
 
-def spec_for_api_key(api_key: int, type: str = "request") -> MessageSpec:
+def spec_for_api_key(api_key: int, type: str = "request", folder: Optional[str] = None) -> MessageSpec:
     """The spec with this ``apiKey`` and ``type`` (``request``, ``response``, ``metadata``,
-    ``coordinator-key``, ``coordinator-value``)."""
-    names = _REGISTRY.by_key().get((int(api_key), type))
+    ``coordinator-key``, ``coordinator-value``).
+
+    Some numbering spaces overlap across folders (``metadata`` API keys 0-3 exist both for
+    KRaft's ``__cluster_metadata`` records and for tiered storage's remote log metadata):
+    then ``folder`` (``metadata``, ``storage``, ...) must say which, and a look-up that
+    would have to guess raises :class:`UnknownMessageError`."""
+    names = _REGISTRY.by_key().get((int(api_key), type), [])
+    if folder is not None:
+        names = [n for n in names if _REGISTRY.get(n).folder == folder]
     if not names:
-        raise UnknownMessageError(f"no {type} spec with apiKey {api_key}")
+        raise UnknownMessageError(f"no {type} spec with apiKey {api_key}"
+                                  + (f" in {folder}" if folder else ""))
+    if len(names) > 1:
+        folders = sorted({_REGISTRY.get(n).folder for n in names})
+        raise UnknownMessageError(f"apiKey {api_key} of type {type} is ambiguous: specs "
+                                  f"{', '.join(sorted(names))}; pass folder= one of {folders}")
     return _REGISTRY.get(names[0])
 
 

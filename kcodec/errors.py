@@ -1,9 +1,20 @@
 """Exceptions raised by kcodec.
 
-Every error kcodec raises on bad input derives from :class:`KcodecError`.
-Decoding errors carry the message name, version, the path of the field being
-read (``"Topics[2].Partitions[0].CommittedOffset"``) and the byte offset in
-the input where reading failed.
+Every error kcodec raises on bad input derives from :class:`KcodecError`::
+
+    KcodecError
+    ├── SchemaError                 a spec could not be parsed or compiled
+    ├── UnknownMessageError         no spec of that name / API key / record type (also a KeyError)
+    └── CodecError                  bytes or values that do not fit a message (also a ValueError)
+        ├── DecodeError             bytes that do not decode
+        │   └── CorruptRecordError  a corrupt record batch or log segment (``file``, ``position``)
+        ├── EncodeError             a value that cannot be written
+        └── UnsupportedVersionError a version the message does not have, or a field the
+                                    version cannot carry (Kafka's UnsupportedVersionException)
+
+Codec errors carry the message name, version, the path of the field being read or written
+(``"topics[2].partitions[0].committedOffset"``) and, when decoding, the byte offset in the
+input where reading failed.
 """
 from __future__ import annotations
 
@@ -13,6 +24,7 @@ __all__ = [
     "KcodecError",
     "SchemaError",
     "UnknownMessageError",
+    "CodecError",
     "UnsupportedVersionError",
     "DecodeError",
     "EncodeError",
@@ -20,16 +32,8 @@ __all__ = [
 ]
 
 
-def _located(reason: str, message: Optional[str], version: Optional[int], path: str,
-             offset: Optional[int]) -> str:
-    """``reason (Message vN, field a.b[2], byte offset K)``: where a codec error happened."""
-    where = []
-    if message is not None:
-        where.append(f"{message} v{version}" if version is not None else message)
-    if path:
-        where.append(f"field {path}")
-    if offset is not None:
-        where.append(f"byte offset {offset}")
+def _located(reason: str, where: list) -> str:
+    where = [w for w in where if w]
     return f"{reason} ({', '.join(where)})" if where else reason
 
 
@@ -48,42 +52,84 @@ class UnknownMessageError(KcodecError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class DecodeError(KcodecError, ValueError):
-    """Input bytes do not decode as the given message and version."""
+class CodecError(KcodecError, ValueError):
+    """Bytes or a value that do not fit a message at a version.
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        message: Optional[str] = None,
-        version: Optional[int] = None,
-        path: str = "",
-        offset: Optional[int] = None,
-    ) -> None:
+    ``reason`` is what went wrong; ``message``/``version`` name the message; ``path`` is
+    the field (``"members[1].assignment"``); ``offset`` the byte offset where reading
+    failed (``None`` when writing)."""
+
+    def __init__(self, reason: str, *, message: Optional[str] = None,
+                 version: Optional[int] = None, path: str = "",
+                 offset: Optional[int] = None) -> None:
         self.reason = reason
         self.message = message
         self.version = version
         self.path = path
         self.offset = offset
-        super().__init__(_located(reason, message, version, path, offset))
+        super().__init__(self._text())
+
+    def _where(self) -> list:
+        msg = None
+        if self.message is not None:
+            msg = f"{self.message} v{self.version}" if self.version is not None else self.message
+        return [msg, f"field {self.path}" if self.path else None,
+                None if self.offset is None else f"byte offset {self.offset}"]
+
+    def _text(self) -> str:
+        return _located(self.reason, self._where())
+
+    def relabel(self, version: int) -> "CodecError":
+        """The same error naming another version (the one on the wire)."""
+        return _rebuild(type(self), dict(self.__dict__, version=version))
+
+    def __reduce__(self):  # keyword-only arguments: pickle (Spark, multiprocessing) by state
+        return (_rebuild, (type(self), self.__dict__.copy()))
 
 
-class EncodeError(KcodecError, ValueError):
+def _rebuild(cls: type, state: dict) -> "CodecError":
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    Exception.__init__(err, err._text())
+    return err
+
+
+class DecodeError(CodecError):
+    """Input bytes do not decode as the given message and version."""
+
+
+class EncodeError(CodecError):
     """A Python value cannot be encoded as the given message and version."""
 
     def __init__(self, reason: str, *, message: Optional[str] = None,
                  version: Optional[int] = None, path: str = "") -> None:
-        self.reason = reason
-        self.message = message
-        self.version = version
-        self.path = path
-        super().__init__(_located(reason, message, version, path, None))
+        super().__init__(reason, message=message, version=version, path=path)
 
 
-class UnsupportedVersionError(EncodeError):
-    """A version outside the message's valid versions was asked for in strict mode,
-    or a non-default, non-ignorable field cannot be written at the target version."""
+class UnsupportedVersionError(CodecError):
+    """A version outside the message's valid versions was asked for in strict mode (when
+    decoding or encoding), or a non-default, non-ignorable field cannot be written at the
+    target version."""
 
 
 class CorruptRecordError(DecodeError):
-    """A record batch or log segment is corrupt (bad CRC, bad lengths, ...)."""
+    """A record batch or log segment is corrupt (bad CRC, bad lengths, a cut batch, a
+    decompression bomb, ...).  ``file`` and ``position`` say where the batch starts;
+    ``path`` names the part of the batch or record when known (``"key"``)."""
+
+    def __init__(self, reason: str, *, file: Optional[str] = None,
+                 position: Optional[int] = None, path: str = "",
+                 offset: Optional[int] = None, message: Optional[str] = None,
+                 version: Optional[int] = None) -> None:
+        self.file = file
+        self.position = position
+        # the batch's position is where reading failed unless a finer offset is known
+        super().__init__(reason, message=message, version=version, path=path,
+                         offset=position if offset is None else offset)
+
+    def _where(self) -> list:
+        where = super()._where()
+        if self.offset == self.position:
+            where[-1] = None
+        return ([f"file {self.file}" if self.file else None,
+                 None if self.position is None else f"position {self.position}"] + where)

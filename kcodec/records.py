@@ -164,8 +164,8 @@ def parse_control_record(record: Record) -> ControlRecord:
     value (int16 version, int32 coordinatorEpoch) of a record of a control batch."""
     key = record.key or b""
     if len(key) < 4:
-        raise CorruptRecordError("control record key shorter than 4 bytes", path="key",
-                                 offset=record.offset)
+        raise CorruptRecordError(f"control record at offset {record.offset}: key shorter than 4 bytes",
+                                 path="key")
     version, ctype = struct.unpack_from(">hh", key)
     name = CONTROL_TYPES.get(ctype, "UNKNOWN")
     vv = ce = None
@@ -443,20 +443,6 @@ class _PyRecords:
     def slices(data: Any, pos: Any, length: Any) -> List[Optional[bytes]]:
         b = memoryview(data).cast("B")
         return [None if ln < 0 else bytes(b[p:p + ln]) for p, ln in zip(pos.tolist(), length.tolist())]
-
-    @classmethod
-    def offset_commit_columns(cls, data: Any, records: np.ndarray) -> Dict[str, Any]:
-        """Without C every record takes the generic path (kind 2)."""
-        n = len(records)
-        z = lambda dt: np.zeros(n, dt)  # noqa: E731
-        out: Dict[str, Any] = {"kind": np.full(n, 2, np.int8), "key_type": z(np.int16),
-                               "value_version": z(np.int16), "partition": z(np.int32),
-                               "offset": z(np.int64), "leader_epoch": np.full(n, -1, np.int32),
-                               "commit_timestamp": z(np.int64),
-                               "expire_timestamp": np.full(n, -1, np.int64)}
-        for k in ("group", "topic", "metadata"):
-            out[k] = (np.zeros(n + 1, np.int32), np.zeros(0, np.uint8))
-        return out
 
 
 NATIVE_RECORDS = False
@@ -745,8 +731,8 @@ def _batch_of(ch: _Chunk, i: int, errors: str) -> RecordBatch:
     b = ch.batches[i]
     err = ch.errors.get(i)
     if err is not None and errors == "raise":
-        raise CorruptRecordError(err.reason + ": " + err.message, path=err.file or "",
-                                 offset=err.position)
+        raise CorruptRecordError(err.reason + ": " + err.message, file=err.file,
+                                 position=err.position)
     return RecordBatch(
         ch.file, int(b["position"]) + ch.base, int(b["base_offset"]), int(b["batch_length"]),
         int(b["partition_leader_epoch"]), int(b["magic"]), int(b["crc"]), bool(b["crc_ok"]),
@@ -803,8 +789,8 @@ def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "repo
     for ch in _chunks(source, verify_crc, chunk_size, max_batch_size):
         if errors == "raise" and ch.errors:
             e = next(iter(ch.errors.values()))
-            raise CorruptRecordError(e.reason + ": " + e.message, path=e.file or "",
-                                     offset=e.position)
+            raise CorruptRecordError(e.reason + ": " + e.message, file=e.file,
+                                     position=e.position)
         parts_r = [ch.records]
         keys = _records.slices(ch.data, ch.records["key_pos"], ch.records["key_len"])
         vals = _records.slices(ch.data, ch.records["value_pos"], ch.records["value_len"])

@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -7,7 +8,19 @@ from kcodec import _codec_py
 
 
 def pytest_report_header(config):
-    return f"kcodec engine: {'native (C)' if kcodec.NATIVE else 'pure Python'}"
+    from ._shared import vectors_dir
+    shared = vectors_dir()
+    return [f"kcodec engine: {'native (C)' if kcodec.NATIVE else 'pure Python'}, from {kcodec.__file__}",
+            f"shared reference data: {shared if shared.exists() else 'MISSING (' + str(shared) + ')'}"]
+
+
+def pytest_terminal_summary(terminalreporter):
+    # Data-driven tests skip without ../shared: say so where nobody can miss it.
+    from ._shared import vectors_dir
+    if not vectors_dir().exists():
+        terminalreporter.write_sep("!", f"shared reference data MISSING at {vectors_dir()}: "
+                                        "the vector and fixture tests were skipped (set KCODEC_SHARED)",
+                                   red=True, bold=True)
 
 
 def _engines():
@@ -33,6 +46,11 @@ def pytest_sessionstart(session):
     if os.environ.get("CI"):
         from ._shared import vectors_dir
         assert vectors_dir().exists(), f"shared data not found at {vectors_dir()} (set KCODEC_SHARED)"
+    # wheels/test_installed.sh: the package under test must be the installed one
+    if os.environ.get("KCODEC_EXPECT_INSTALLED"):
+        from ._shared import REPO
+        assert REPO not in Path(kcodec.__file__).resolve().parents, \
+            f"testing the source tree ({kcodec.__file__}), not the installed package"
     # Keep the native path honest: a test run must not silently fall back to Python.
     if not os.environ.get("KCODEC_NO_EXTENSIONS") and os.environ.get("KCODEC_REQUIRE_NATIVE"):
         assert kcodec.NATIVE, "the C extension did not import (KCODEC_REQUIRE_NATIVE is set)"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 
 import kcodec
@@ -14,6 +15,11 @@ def test_registry_lookups():
     assert kcodec.spec("OffsetCommitValue").type == "coordinator-value"
     assert kcodec.spec_for_api_key(11, "request").name == "JoinGroupRequest"
     assert kcodec.spec_for_api_key(11, "response").name == "JoinGroupResponse"
+    # metadata API keys 0-3 exist for KRaft records and tiered storage's remote log metadata
+    with pytest.raises(UnknownMessageError, match="ambiguous"):
+        kcodec.spec_for_api_key(2, "metadata")
+    assert kcodec.spec_for_api_key(2, "metadata", folder="metadata").name == "TopicRecord"
+    assert kcodec.spec_for_api_key(2, "metadata", folder="storage").name == "RemotePartitionDeleteMetadataRecord"
     assert kcodec.spec_for_record_type(1, "value", folder="group-coordinator").name == "OffsetCommitValue"
     assert kcodec.spec_for_record_type(2, "key").name == "GroupMetadataKey"
     assert kcodec.spec_for_record_type(0, "key", folder="share-coordinator").name == "ShareSnapshotKey"
@@ -162,3 +168,45 @@ def test_nullable_tagged_struct_default_is_empty_struct(engine):
     data = engine.encode(prog, {"classicMemberMetadata": None})
     assert data.endswith(b"\x01\x00\x01\x00")     # one tag: tag 0, size 1, payload uvarint 0
     assert engine.decode(prog, data, 0)[0]["classicMemberMetadata"] is None
+
+
+def test_versions_are_int16_and_newer_versions_share_one_program(engine):
+    data = kcodec.encode("OffsetCommitValue", {"offset": 1}, 4)
+    for bad in (32768, 65535, 2**40, -1):
+        with pytest.raises(UnsupportedVersionError):
+            kcodec.decode("OffsetCommitValue", data, bad, newer="latest")
+    # every version above the newest known reads with the same (newest) layout and program
+    assert kcodec.program("OffsetCommitValue", 9, newer="latest") is \
+        kcodec.program("OffsetCommitValue", 32767, newer="latest")
+    with pytest.raises(DecodeError) as e:
+        kcodec.decode("OffsetCommitValue", data[:-3], 9, newer="latest")
+    assert e.value.version == 9        # the error names the version on the wire
+
+
+def test_argument_types_are_checked():
+    data = kcodec.encode("OffsetCommitValue", {"offset": 1}, 4)
+    for bad in ("4", None, True, 4.0):
+        with pytest.raises(TypeError):
+            kcodec.decode("OffsetCommitValue", data, bad)
+        with pytest.raises(TypeError):
+            kcodec.encode("OffsetCommitValue", {}, bad)
+    assert kcodec.decode("OffsetCommitValue", data, np.int16(4)) == kcodec.decode("OffsetCommitValue", data, 4)
+    with pytest.raises(ValueError, match="trailing"):
+        kcodec.decode("OffsetCommitValue", data, 4, trailing="ignore")
+    with pytest.raises(ValueError, match="trailing"):
+        kcodec.read("OffsetCommitValue", data, 4, trailing=None)
+
+
+def test_numpy_values_encode_like_python_values(engine):
+    prog = program("OffsetCommitValue", 3)
+    cols = kcodec.decode_bulk("OffsetCommitValue",
+                              [kcodec.encode("OffsetCommitValue", {"offset": 7, "leaderEpoch": 2}, 3)], 3)
+    v = {"offset": cols["offset"][0], "leaderEpoch": np.int32(2), "commitTimestamp": np.uint8(5)}
+    assert engine.encode(prog, v) == engine.encode(prog, {"offset": 7, "leaderEpoch": 2, "commitTimestamp": 5})
+    with pytest.raises(EncodeError, match="integer"):
+        engine.encode(prog, {"offset": np.bool_(True)})
+    with pytest.raises(EncodeError, match="out of range"):
+        engine.encode(prog, {"leaderEpoch": np.int64(2**40)})
+    quota = program("ClientQuotaRecord", 0)
+    assert engine.encode(quota, {"key": "k", "value": np.float32(1.5), "remove": np.bool_(True)}) == \
+        engine.encode(quota, {"key": "k", "value": 1.5, "remove": True})

@@ -1,6 +1,6 @@
 """The C kernels on their own: warning-free C99, and short fuzz runs under ASan + UBSan.
 
-Builds csrc/kc_engine.c with csrc/fuzz/fuzz_engine.c (a standalone mutation driver, also a
+Builds csrc/kc_engine.c and csrc/kc_columns.c with csrc/fuzz/fuzz_engine.c (a standalone mutation driver, also a
 libFuzzer target) and runs it for a few seconds over the shared vectors, truncated and
 mutated, against real programs dumped from kcodec._program; and the assignors
 (csrc/kc_assign_*.c) with csrc/fuzz/fuzz_assign.c over random groups.  KCODEC_FUZZ_SECONDS
@@ -32,7 +32,7 @@ def _compile(args, cwd):
     assert r.stderr.strip() == "", r.stderr     # no warnings either
 
 
-@pytest.mark.parametrize("src", ["kc_engine.c", "fuzz/fuzz_engine.c", "kc_assign_common.c", "kc_assign_range.c",
+@pytest.mark.parametrize("src", ["kc_engine.c", "kc_columns.c", "kc_batch.c", "fuzz/fuzz_engine.c", "kc_assign_common.c", "kc_assign_range.c",
                                  "kc_assign_sticky.c", "fuzz/fuzz_assign.c"])
 def test_c99_warning_free(src, tmp_path):
     _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
@@ -80,7 +80,8 @@ def test_fuzz_engine_asan(tmp_path):
     (tmp_path / "programs.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "corpus.txt").write_text("\n".join(corpus) + "\n")
     exe = tmp_path / "fuzz_engine"
-    _compile(SANITIZE + [str(CSRC / "kc_engine.c"), str(CSRC / "fuzz" / "fuzz_engine.c"), "-o", str(exe)], tmp_path)
+    _compile(SANITIZE + [str(CSRC / "kc_engine.c"), str(CSRC / "kc_columns.c"),
+                         str(CSRC / "fuzz" / "fuzz_engine.c"), "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, ["programs.txt", "corpus.txt", SECONDS, "12345"], tmp_path)
 
 

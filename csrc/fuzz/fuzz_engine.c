@@ -7,7 +7,8 @@
  *   - a decoded tape always re-encodes (kc_encode_size/kc_encode_write succeed);
  *   - the re-encoded bytes decode, to the same bytes again (encode is idempotent);
  *   - a too-small tape only ever yields KC_E_TAPE_FULL, never an overflow;
- *   - bulk decode of the same bytes agrees with kc_decode on success/failure.
+ *   - bulk decode into columns (csrc/kc_columns.c) agrees with kc_decode on
+ *     success/failure, with or without a prefix to skip, and keeps Arrow's invariants.
  *
  * Programs come from a text file, one program per line as int32 words (the tests
  * dump them from kcodec._program: tests/test_native_fuzz.py).  The first input
@@ -15,14 +16,15 @@
  *
  * libFuzzer (clang):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DKC_LIBFUZZER -Icsrc \
- *       csrc/kc_engine.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
+ *       csrc/kc_engine.c csrc/kc_columns.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
  *   KC_FUZZ_PROGRAMS=programs.txt ./fuzz_engine corpus/
  * Standalone random/mutation driver (gcc or clang, what the tests use):
  *   gcc -std=c99 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Icsrc \
- *       csrc/kc_engine.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
+ *       csrc/kc_engine.c csrc/kc_columns.c csrc/fuzz/fuzz_engine.c -o fuzz_engine
  *   ./fuzz_engine programs.txt corpus.txt SECONDS SEED
  *   (corpus.txt: one "program_index hex" per line)
  */
+#include "kc_columns.h"
 #include "kc_engine.h"
 #include "kc_varint.h"
 
@@ -122,40 +124,62 @@ static uint8_t *reencode(const int32_t *code, const int64_t *tape, size_t nslots
     return out;
 }
 
+/* Arrow invariants of one column node and its subtree: offsets monotone and within
+ * the child / data, a struct's children as long as the struct. */
+static void check_node(const kc_columns *t, int32_t i)
+{
+    const kc_col *c = &t->nodes[i];
+    if (c->kind == KC_N_LIST || c->kind == KC_N_VAR) {
+        size_t last = c->kind == KC_N_LIST ? t->nodes[t->kids[c->first_kid]].len : c->data_len;
+        check(c->len == 0 || c->offsets[0] == 0, "offsets start at 0");
+        for (size_t r = 0; r < c->len; r++)
+            check(c->offsets[r] <= c->offsets[r + 1], "offsets monotone");
+        check(c->len == 0 || (size_t)c->offsets[c->len] == last, "offsets end at the child");
+    }
+    for (int32_t q = 0; q < c->n_kids; q++) {
+        int32_t k = t->kids[c->first_kid + q];
+        if (c->kind == KC_N_STRUCT)
+            check(t->nodes[k].len == c->len, "struct children as long as the struct");
+        check_node(t, k);
+    }
+}
+
+/* Bulk-decode the bytes three times in one call (as a row, as a null row, as the row
+ * after a 2-byte prefix); returns the first row's status. */
 static int bulk_one(const int32_t *code, const uint8_t *data, size_t n)
 {
-    const int32_t *s0 = code + code[2];
-    int nf = s0[1], nt = s0[2], nc = 0;
-    kc_column cols[64];
-    uint8_t vals[64][16], valid[64];
-    int64_t offs[64][2];
-    int64_t roffs[2] = {0, (int64_t)n};
-    int32_t status = -7;
-    int64_t erroff = 0;
-    memset(cols, 0, sizeof cols);
-    for (int i = 0; i < nf + nt && nc < 64; i++) {
-        int type = i < nf ? s0[4 + 3 * i] : s0[4 + 3 * nf + 4 * (i - nf) + 1];
-        if (type == KC_T_STRUCT || type == KC_T_ARRAY)
-            continue;
-        cols[nc].field = i < nf ? i : -1 - (i - nf);
-        cols[nc].type = type;
-        cols[nc].values = vals[nc];
-        cols[nc].validity = &valid[nc];
-        cols[nc].def_len = -1;
-        if (type == KC_T_STRING || type == KC_T_BYTES || type == KC_T_RECORDS) {
-            cols[nc].offsets = offs[nc];
-            cols[nc].growable = 1;
-        }
-        nc++;
-    }
-    check(kc_decode_bulk(code, data, roffs, 1, 1, cols, nc, &status, &erroff) == KC_OK, "bulk ran");
-    for (int c = 0; c < nc; c++) {
-        if (cols[c].offsets) {
-            check(cols[c].offsets[1] >= 0 && (size_t)cols[c].offsets[1] == cols[c].data_len, "bulk offsets");
-            free(cols[c].data);
-        }
-    }
-    return status;
+    kc_columns t;
+    kc_rows rows;
+    uint8_t *buf = (uint8_t *)malloc(n + 3);
+    int64_t pos[3] = {0, 0, 1};
+    int32_t lens[3] = {(int32_t)n, -1, (int32_t)n + 2};
+    int32_t status[3] = {-7, -7, -7};
+    int64_t erroff[3];
+    buf[0] = 0;
+    buf[1] = 0xab;
+    buf[2] = 0xcd;
+    if (n)
+        memcpy(buf + 3, data, n);
+    memset(&rows, 0, sizeof rows);
+    rows.data = buf + 3;
+    rows.data_len = n;
+    rows.pos = pos;
+    rows.lens = lens;
+    check(kc_columns_init(&t, code) == KC_OK, "column tree builds");
+    check(kc_columns_decode(&t, &rows, 2, status, erroff) == KC_OK, "bulk ran");
+    rows.data = buf;
+    rows.data_len = n + 3;
+    rows.skip = 2;
+    rows.pos = pos + 2;
+    rows.lens = lens + 2;
+    check(kc_columns_decode(&t, &rows, 1, status + 2, erroff) == KC_OK, "bulk ran");
+    check(status[1] == KC_E_NULL_ROW, "a null row is null");
+    check(status[2] == status[0], "a prefix skipped is not part of the message");
+    check(t.nodes[0].len == 3, "one root value per row");
+    check_node(&t, 0);
+    kc_columns_free(&t);
+    free(buf);
+    return status[0];
 }
 
 static void run_one(int pi, const uint8_t *data, size_t n)

@@ -1,11 +1,14 @@
 """Columnar ``__consumer_offsets`` decoding: the fast path for big logs.
 
-Offset commits (the bulk of any ``__consumer_offsets`` log) are split and decoded in C
-(:func:`kcodec._records.offset_commit_columns`) straight from the segment buffer into
-columns; every other record (group metadata, KIP-848/share/streams records, offset
-commits with tagged fields or newer versions, non-ASCII names) goes through the generic
-spec engine (:func:`kcodec.offsets.records.decode_record`) and is returned as objects.
-Tests check that both paths agree record for record.
+Offset commits (the bulk of any ``__consumer_offsets`` log) are bulk-decoded by the
+generic spec engine (:func:`kcodec.arrow.decode_program`) straight from the segment
+buffer: the record type and value version of every record are read vectorised, then the
+keys and each value version's values go through the column decoder as record slices
+(skipping the int16 version prefix).  Every other record (group metadata,
+KIP-848/share/streams records, commits with a topic id or unknown tagged fields, newer
+versions, anything that does not decode) goes through
+:func:`kcodec.offsets.records.decode_record` and is returned as objects.  Tests check
+that both paths agree record for record.
 """
 from __future__ import annotations
 
@@ -13,12 +16,14 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
+import kcodec
 from kcodec import records as _KR
 from kcodec.records import _records
-from .records import decode_record
+from .records import _value_schema, decode_record, record_types
 
-try:  # pyarrow is optional: strings come back as Arrow arrays when it is there
+try:  # pyarrow is optional: without it every record takes the generic path
     import pyarrow as _pa
+    from kcodec import arrow as _KA
 except ImportError:  # pragma: no cover
     _pa = None
 
@@ -29,17 +34,112 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
         "commit_timestamp", "expire_timestamp")
 
 
-def _strings(pair: Tuple[np.ndarray, np.ndarray], n: int) -> Any:
-    offs, data = pair
-    if _pa is not None:
-        return _pa.StringArray.from_buffers(n, _pa.py_buffer(offs), _pa.py_buffer(data))
-    b = data.tobytes()
-    o = offs.tolist()
-    return [b[o[i]:o[i + 1]].decode("ascii") for i in range(n)]
+def _int16_at(b: np.ndarray, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The big-endian int16 at each position (-1 where fewer than 2 bytes)."""
+    ok = length >= 2
+    p = np.where(ok, pos, 0)
+    if len(b) < 2:
+        return np.full(len(pos), -1, np.int16)
+    v = ((b[p].astype(np.uint16) << 8) | b[np.minimum(p + 1, len(b) - 1)]).view(np.int16)
+    return np.where(ok, v, np.int16(-1))
+
+
+def _commit_types() -> Dict[int, Any]:
+    """Record types whose key is (group, topic, partition) and whose value is an offset
+    commit: the columns' kinds 0 and 1."""
+    return {t: info for t, info in record_types().items()
+            if info.name in ("OffsetCommit", "LegacyOffsetCommit")}
+
+
+def _ok(batch: Any) -> np.ndarray:
+    return batch.column(batch.num_columns - 1).is_null().to_numpy(zero_copy_only=False)
+
+
+class _Strings:
+    """String cells scattered over n rows ("" elsewhere), from several batches' columns."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.parts: List[Any] = []
+        self.where = np.full(n, -1, np.int64)
+        self.count = 0
+
+    def put(self, col: Any, take: np.ndarray, rows: np.ndarray) -> None:
+        self.parts.append(col.take(_pa.array(take)))
+        self.where[rows] = np.arange(self.count, self.count + len(rows))
+        self.count += len(rows)
+
+    def array(self) -> Any:
+        if not self.parts:
+            return _pa.array([""] * self.n, _pa.string())
+        src = _pa.concat_arrays(self.parts)
+        idx = _pa.array(self.where, mask=self.where < 0)
+        return src.take(idx).fill_null("")
+
+
+def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
+    """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns."""
+    n = len(recs)
+    b = np.frombuffer(buf, np.uint8)
+    kp, kl = recs["key_pos"], recs["key_len"]
+    vp, vl = recs["value_pos"], recs["value_len"]
+    key_type = _int16_at(b, kp, kl)
+    out: Dict[str, Any] = {
+        "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
+        "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
+        "offset": np.zeros(n, np.int64), "leader_epoch": np.full(n, -1, np.int32),
+        "commit_timestamp": np.zeros(n, np.int64), "expire_timestamp": np.full(n, -1, np.int64),
+    }
+    if _pa is None:
+        out["group"] = out["topic"] = out["metadata"] = [""] * n
+        return out
+    group, topic, meta = _Strings(n), _Strings(n), _Strings(n)
+    kind = out["kind"]
+    all_vv = _int16_at(b, vp, vl)
+    for rtype, info in _commit_types().items():
+        rows = np.flatnonzero(~control & (key_type == rtype))
+        if not len(rows):
+            continue
+        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp[rows], kl[rows]), skip=2)
+        good = _ok(kb)
+        rows, keys = rows[good], np.flatnonzero(good)
+        out["partition"][rows] = kb.column("partition").fill_null(0).to_numpy(zero_copy_only=False)[keys]
+        group.put(kb.column("group"), keys, rows)
+        topic.put(kb.column("topic"), keys, rows)
+        kind[rows[vl[rows] < 0]] = KIND_TOMBSTONE
+        vv = all_vv[rows]
+        out["value_version"][rows] = np.where(vl[rows] >= 2, vv, -1)
+        for v in np.unique(vv[vl[rows] >= 2]).tolist():
+            schema = _value_schema(rtype, info, v) if v >= 0 else None
+            if schema is None or v > kcodec.spec(schema).valid_versions.highest:
+                continue        # newer than known: the generic path reads it with newer="latest"
+            vrows = rows[(vv == v) & (vl[rows] >= 2)]
+            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp[vrows], vl[vrows]), skip=2)
+            good = _ok(vb)
+            names = vb.schema.names
+            # a topic id or unknown tagged fields: the record keeps them on the generic path
+            if "topicId" in names:
+                tid = vb.column("topicId").fill_null(bytes(16)).to_pylist()
+                good &= np.array([t == bytes(16) for t in tid], bool)
+            if _KA.UNKNOWN_TAGS_KEY in names:
+                good &= vb.column(_KA.UNKNOWN_TAGS_KEY).fill_null([]).value_lengths().to_numpy(zero_copy_only=False) == 0
+            idx = np.flatnonzero(good)
+            vrows = vrows[good]
+            kind[vrows] = KIND_COMMIT
+            for name, key in (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
+                              ("commitTimestamp", "commit_timestamp"),
+                              ("expireTimestamp", "expire_timestamp")):
+                if name in names:
+                    out[key][vrows] = vb.column(name).fill_null(0).to_numpy(zero_copy_only=False)[idx]
+            meta.put(vb.column("metadata"), idx, vrows)
+    # key decoded but value neither a commit nor a tombstone: the generic path's
+    out["value_version"][kind == KIND_OTHER] = -1
+    out["group"], out["topic"], out["metadata"] = group.array(), topic.array(), meta.array()
+    return out
 
 
 def _decode_part(buf: Any, recs: np.ndarray, control: np.ndarray) -> Tuple[Dict[str, Any], List[Tuple[int, Any]]]:
-    cols = _records.offset_commit_columns(buf, recs)
+    cols = _commit_columns(buf, recs, control)
     kind = cols["kind"]
     kind[control] = KIND_CONTROL
     others: List[Tuple[int, Any]] = []
@@ -54,11 +154,10 @@ def _decode_part(buf: Any, recs: np.ndarray, control: np.ndarray) -> Tuple[Dict[
     cols["control"] = ctl
     idx = np.flatnonzero(kind == KIND_OTHER)
     if len(idx):
-        for i in idx.tolist():
-            r = recs[i]
-            kp, kl, vp, vl = int(r["key_pos"]), int(r["key_len"]), int(r["value_pos"]), int(r["value_len"])
-            key = bytes(mv[kp:kp + kl]) if kl >= 0 else None
-            val = bytes(mv[vp:vp + vl]) if vl >= 0 else None
+        sel = recs[idx]
+        keys = _records.slices(buf, sel["key_pos"], sel["key_len"])
+        vals = _records.slices(buf, sel["value_pos"], sel["value_len"])
+        for i, key, val in zip(idx.tolist(), keys, vals):
             others.append((i, decode_record(key, val, errors="report")))  # type: ignore[arg-type]
     return cols, others
 
@@ -97,8 +196,8 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                 "batch_producer_id": ch.batches["producer_id"][recs["batch_index"]],
                 "batch_attributes": ch.batches["attributes"][recs["batch_index"]],
                 "kind": cols["kind"],
-                "group": _strings(cols["group"], n), "topic": _strings(cols["topic"], n),
-                "metadata": _strings(cols["metadata"], n),
+                "group": cols["group"], "topic": cols["topic"],
+                "metadata": cols["metadata"],
                 "commit_offset": cols["offset"], "other": others, "control": cols["control"],
             }
             for k in _NUM:
@@ -121,7 +220,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                 res["kind"].append(cols["kind"])
                 res["commit_offset"].append(cols["offset"])
                 for k in ("group", "topic", "metadata"):
-                    res[k].append(_strings(cols[k], n))
+                    res[k].append(cols[k])
                 for k in _NUM:
                     if k != "offset":
                         res[k].append(cols[k])

@@ -1,0 +1,714 @@
+/*
+ * Bulk decoding into Arrow-layout columns (kc_columns.h).
+ *
+ * The decoder walks the program like kc_engine.c's and appends each value
+ * straight to its column node (no tape).  Which rows decode and which fail is
+ * exactly kc_decode's verdict (same checks, same order); the error texts are
+ * left to kc_decode, which the binding runs again on the (rare) failing rows.
+ *
+ * Invariant: at the start of a struct value, each of the struct's children
+ * holds exactly as many values as the struct.  Rolling a row back is therefore
+ * truncating the root to its row index, and "tagged field k already seen in
+ * this struct value" is "child k holds one more value than the struct".
+ */
+#include "kc_columns.h"
+#include "kc_engine.h"
+#include "kc_varint.h"
+#include "kc_wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------- */
+/* building the tree */
+
+static int32_t new_node(kc_columns *t, int kind, int type, int width)
+{
+    kc_col *c;
+    if (t->n_nodes >= KC_COLUMNS_MAX_NODES)
+        return -KC_E_PROGRAM;
+    if (t->n_nodes == t->cap_nodes) {
+        int32_t ncap = t->cap_nodes ? 2 * t->cap_nodes : 16;
+        kc_col *nn = (kc_col *)realloc(t->nodes, (size_t)ncap * sizeof(kc_col));
+        if (!nn)
+            return -KC_E_NOMEM;
+        t->nodes = nn;
+        t->cap_nodes = ncap;
+    }
+    c = &t->nodes[t->n_nodes];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->type = type;
+    c->width = width;
+    c->sidx = -1;
+    return t->n_nodes++;
+}
+
+/* Reserve n child slots for node i; returns the index of the first. */
+static int32_t new_kids(kc_columns *t, int32_t i, int32_t n)
+{
+    int32_t first = t->n_kids;
+    if (t->n_kids > KC_COLUMNS_MAX_NODES - n)
+        return -KC_E_PROGRAM;
+    if (t->n_kids + n > t->cap_kids) {
+        int32_t ncap = t->cap_kids ? t->cap_kids : 16;
+        int32_t *nk;
+        while (ncap < t->n_kids + n)
+            ncap *= 2;
+        nk = (int32_t *)realloc(t->kids, (size_t)ncap * sizeof(int32_t));
+        if (!nk)
+            return -KC_E_NOMEM;
+        t->kids = nk;
+        t->cap_kids = ncap;
+    }
+    t->n_kids += n;
+    t->nodes[i].first_kid = first;
+    t->nodes[i].n_kids = n;
+    return first;
+}
+
+static const uint8_t FIXED_WIDTH[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 16};
+
+static int32_t build_struct(kc_columns *t, int sidx, int depth);
+
+static int32_t build_value(kc_columns *t, int type, int arg, int depth)
+{
+    int32_t i, k, c;
+    switch (type) {
+    case KC_T_BOOL:
+        return new_node(t, KC_N_BOOL, type, 0);
+    case KC_T_STRING: case KC_T_BYTES: case KC_T_RECORDS:
+        return new_node(t, KC_N_VAR, type, 0);
+    case KC_T_STRUCT:
+        return build_struct(t, arg, depth + 1);
+    case KC_T_ARRAY:
+        if ((i = new_node(t, KC_N_LIST, type, 0)) < 0)
+            return i;
+        if ((k = new_kids(t, i, 1)) < 0)
+            return k;
+        if ((c = build_value(t, arg & 0xff, arg >> 8, depth)) < 0)
+            return c;
+        t->kids[k] = c;
+        return i;
+    default:
+        if (type < KC_T_BOOL || type > KC_T_UUID)
+            return -KC_E_PROGRAM;
+        return new_node(t, KC_N_FIXED, type, FIXED_WIDTH[type]);
+    }
+}
+
+/* list<struct<tag: int32, data: binary>> */
+static int32_t build_unknown(kc_columns *t)
+{
+    int32_t l, s, k, c;
+    if ((l = new_node(t, KC_N_LIST, KC_T_ARRAY, 0)) < 0 || (k = new_kids(t, l, 1)) < 0)
+        return l < 0 ? l : k;
+    if ((s = new_node(t, KC_N_STRUCT, KC_T_STRUCT, 0)) < 0)
+        return s;
+    t->kids[k] = s;
+    if ((k = new_kids(t, s, 2)) < 0)
+        return k;
+    if ((c = new_node(t, KC_N_FIXED, KC_T_INT32, 4)) < 0)
+        return c;
+    t->kids[k] = c;
+    if ((c = new_node(t, KC_N_VAR, KC_T_BYTES, 0)) < 0)
+        return c;
+    t->kids[k + 1] = c;
+    return l;
+}
+
+static int32_t build_struct(kc_columns *t, int sidx, int depth)
+{
+    const int32_t *s = kc_prog_struct(t->code, sidx);
+    int32_t nf = KC_S_NF(s), nt = KC_S_NT(s), flex = KC_S_FLAGS(s) & 1;
+    int32_t i, k, c;
+    if (depth > KC_MAX_DEPTH)
+        return -KC_E_PROGRAM;
+    if ((i = new_node(t, KC_N_STRUCT, KC_T_STRUCT, 0)) < 0)
+        return i;
+    t->nodes[i].sidx = sidx;
+    if ((k = new_kids(t, i, nf + nt + flex)) < 0)
+        return k;
+    for (int32_t f = 0; f < nf; f++) {
+        const int32_t *fp = KC_S_FIELD(s, f);
+        if ((c = build_value(t, fp[0], fp[2], depth)) < 0)
+            return c;
+        t->kids[k + f] = c;
+    }
+    for (int32_t q = 0; q < nt; q++) {
+        const int32_t *tp = KC_S_TAGGED(s, q);
+        if ((c = build_value(t, tp[1], tp[3], depth)) < 0)
+            return c;
+        t->kids[k + nf + q] = c;
+    }
+    if (flex) {
+        if ((c = build_unknown(t)) < 0)
+            return c;
+        t->kids[k + nf + nt] = c;
+    }
+    return i;
+}
+
+int kc_columns_init(kc_columns *t, const int32_t *code)
+{
+    int32_t r;
+    memset(t, 0, sizeof *t);
+    t->code = code;
+    r = build_struct(t, 0, 0);
+    if (r < 0) {
+        kc_columns_free(t);
+        return -r;
+    }
+    return KC_OK;
+}
+
+void kc_columns_free(kc_columns *t)
+{
+    for (int32_t i = 0; i < t->n_nodes; i++) {
+        kc_col *c = &t->nodes[i];
+        free(c->validity);
+        free(c->values);
+        free(c->offsets);
+        free(c->data);
+    }
+    free(t->nodes);
+    free(t->kids);
+    memset(t, 0, sizeof *t);
+}
+
+void kc_columns_skip(kc_columns *t, int32_t i)
+{
+    kc_col *c = &t->nodes[i];
+    c->skip = 1;
+    for (int32_t q = 0; q < c->n_kids; q++)
+        kc_columns_skip(t, t->kids[c->first_kid + q]);
+}
+
+/* ------------------------------------------------------------------------- */
+/* appending */
+
+#define KID(t, c, q) (&(t)->nodes[(t)->kids[(c)->first_kid + (q)]])
+
+static int grow(kc_col *c, size_t need)
+{
+    size_t ncap = c->cap ? c->cap : 64;
+    void *p;
+    while (ncap < need)
+        ncap *= 2;
+    if (!(p = realloc(c->validity, (ncap + 7) / 8)))
+        return KC_E_NOMEM;
+    c->validity = (uint8_t *)p;
+    if (c->kind == KC_N_FIXED || c->kind == KC_N_BOOL) {
+        size_t nb = c->kind == KC_N_BOOL ? (ncap + 7) / 8 : ncap * (size_t)c->width;
+        if (!(p = realloc(c->values, nb)))
+            return KC_E_NOMEM;
+        c->values = (uint8_t *)p;
+    } else if (c->kind == KC_N_LIST || c->kind == KC_N_VAR) {
+        if (!(p = realloc(c->offsets, (ncap + 1) * sizeof(int32_t))))
+            return KC_E_NOMEM;
+        c->offsets = (int32_t *)p;
+        if (c->cap == 0)
+            c->offsets[0] = 0;
+    }
+    c->cap = ncap;
+    return KC_OK;
+}
+
+/* room for n more values */
+static inline int reserve(kc_col *c, size_t n)
+{
+    if (KC_LIKELY(c->cap - c->len >= n && c->cap))
+        return KC_OK;
+    return grow(c, c->len + n);
+}
+
+static inline void put_bit(uint8_t *bits, size_t i, int v)
+{
+    uint8_t m = (uint8_t)(1u << (i & 7));
+    bits[i >> 3] = v ? (uint8_t)(bits[i >> 3] | m) : (uint8_t)(bits[i >> 3] & ~m);
+}
+
+/* one fixed-width value (bool, ints, float64 bits) */
+static inline int put_fixed(kc_col *c, int64_t v, int valid)
+{
+    int rc;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    switch (c->width) {
+    case 0: put_bit(c->values, c->len, v != 0); break;
+    case 1: c->values[c->len] = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(c->values + 2 * c->len, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(c->values + 4 * c->len, &x, 4); break; }
+    default: memcpy(c->values + 8 * c->len, &v, 8); break;
+    }
+    put_bit(c->validity, c->len++, valid);
+    return KC_OK;
+}
+
+static inline int put_uuid(kc_col *c, const uint8_t *p, int valid)
+{
+    int rc;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    if (p)
+        memcpy(c->values + 16 * c->len, p, 16);
+    else
+        memset(c->values + 16 * c->len, 0, 16);
+    put_bit(c->validity, c->len++, valid);
+    return KC_OK;
+}
+
+/* one string/bytes value; p NULL = null.  n was checked against the input. */
+static inline int put_var(kc_col *c, const uint8_t *p, size_t n)
+{
+    int rc;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    if (n) {
+        if (c->data_cap - c->data_len < n) {
+            size_t ncap = c->data_cap ? c->data_cap : 256;
+            uint8_t *nd;
+            while (ncap - c->data_len < n)
+                ncap *= 2;
+            if (ncap > 0x7fffffff)      /* int32 offsets */
+                return KC_E_TOO_BIG;
+            if (!(nd = (uint8_t *)realloc(c->data, ncap)))
+                return KC_E_NOMEM;
+            c->data = nd;
+            c->data_cap = ncap;
+        }
+        memcpy(c->data + c->data_len, p, n);
+        c->data_len += n;
+    }
+    c->offsets[c->len + 1] = (int32_t)c->data_len;
+    put_bit(c->validity, c->len++, p != NULL);
+    return KC_OK;
+}
+
+/* close a list value whose elements were appended to its child */
+static inline int put_list(kc_col *c, size_t child_len, int valid)
+{
+    int rc;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    if (child_len > 0x7fffffff)
+        return KC_E_TOO_BIG;
+    c->offsets[c->len + 1] = (int32_t)child_len;
+    put_bit(c->validity, c->len++, valid);
+    return KC_OK;
+}
+
+static inline int put_struct(kc_col *c, int valid)
+{
+    int rc;
+    if (c->skip)
+        return KC_OK;
+    if ((rc = reserve(c, 1)) != KC_OK)
+        return rc;
+    put_bit(c->validity, c->len++, valid);
+    return KC_OK;
+}
+
+/* a null value (def: 0) or, with `dflt`, the node's default */
+static int put_absent(kc_columns *t, kc_col *c, int dflt)
+{
+    int rc;
+    int valid = dflt && !c->def_null;
+    if (c->skip)
+        return KC_OK;
+    switch (c->kind) {
+    case KC_N_STRUCT:
+        for (int32_t q = 0; q < c->n_kids; q++)
+            if ((rc = put_absent(t, KID(t, c, q), valid)) != KC_OK)
+                return rc;
+        return put_struct(c, valid);
+    case KC_N_LIST:
+        return put_list(c, KID(t, c, 0)->len, valid);
+    case KC_N_VAR:
+        return put_var(c, valid ? (c->def_bytes ? c->def_bytes : (const uint8_t *)"") : NULL,
+                       valid ? c->def_len : 0);
+    default:
+        if (c->width == 16)
+            return put_uuid(c, valid ? c->def_bytes : NULL, valid);
+        return put_fixed(c, valid ? c->def_i : 0, valid);
+    }
+}
+
+/* drop values from n on (n <= len).  Children are cut too even when the node itself
+ * holds n values: a failed value may have appended to them already. */
+static void col_truncate(kc_columns *t, kc_col *c, size_t n)
+{
+    size_t kid_n;
+    if (c->skip || n > c->len)
+        return;
+    kid_n = (n && (c->kind == KC_N_LIST || c->kind == KC_N_VAR)) ? (size_t)(uint32_t)c->offsets[n] : 0;
+    switch (c->kind) {
+    case KC_N_STRUCT:
+        for (int32_t q = 0; q < c->n_kids; q++)
+            col_truncate(t, KID(t, c, q), n);
+        break;
+    case KC_N_LIST:
+        col_truncate(t, KID(t, c, 0), kid_n);
+        break;
+    case KC_N_VAR:
+        c->data_len = kid_n;
+        break;
+    default:
+        break;
+    }
+    c->len = n;
+}
+
+/* ------------------------------------------------------------------------- */
+/* decoding */
+
+typedef struct {
+    kc_columns *t;
+    const uint8_t *buf;
+    size_t pos, end;
+    size_t err_at;
+} kc_cdec;
+
+static inline int cfail(kc_cdec *d, int code, size_t at)
+{
+    d->err_at = at;
+    return code;
+}
+
+static inline int rd_uv(kc_cdec *d, uint32_t *v)
+{
+    int r = kc_read_uvarint(d->buf + d->pos, d->end - d->pos, v);
+    if (KC_UNLIKELY(r < 0))
+        return cfail(d, r == KC_VARINT_TRUNCATED ? KC_E_VARINT_TRUNC : KC_E_VARINT_LONG, d->pos);
+    d->pos += (size_t)r;
+    return KC_OK;
+}
+
+/* a length prefix: compact uvarint(n + 1), else int16 (strings) or int32; -1 = null */
+static inline int rd_len(kc_cdec *d, int flags, int wide, int64_t *n)
+{
+    size_t left = d->end - d->pos;
+    const uint8_t *p = d->buf + d->pos;
+    if (flags & KC_F_COMPACT) {
+        uint32_t u;
+        int rc = rd_uv(d, &u);
+        *n = (int64_t)u - 1;
+        return rc;
+    }
+    if (!wide) {
+        if (KC_UNLIKELY(left < 2))
+            return cfail(d, KC_E_SHORT, d->pos);
+        *n = (int16_t)rd16(p);
+        d->pos += 2;
+        return KC_OK;
+    }
+    if (KC_UNLIKELY(left < 4))
+        return cfail(d, KC_E_SHORT, d->pos);
+    *n = (int32_t)rd32(p);
+    d->pos += 4;
+    return KC_OK;
+}
+
+static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth);
+
+static int cd_fixed(kc_cdec *d, kc_col *c, int type)
+{
+    static const uint8_t size[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 16};
+    size_t w = size[type];
+    const uint8_t *p = d->buf + d->pos;
+    int64_t v;
+    if (KC_UNLIKELY(d->end - d->pos < w))
+        return cfail(d, KC_E_SHORT, d->pos);
+    d->pos += w;
+    switch (type) {
+    case KC_T_BOOL: v = p[0] != 0; break;
+    case KC_T_INT8: v = (int8_t)p[0]; break;
+    case KC_T_INT16: v = (int16_t)rd16(p); break;
+    case KC_T_UINT16: v = rd16(p); break;
+    case KC_T_INT32: v = (int32_t)rd32(p); break;
+    case KC_T_UINT32: v = rd32(p); break;
+    case KC_T_UUID: return put_uuid(c, p, 1);
+    default: v = (int64_t)rd64(p); break;
+    }
+    return put_fixed(c, v, 1);
+}
+
+static int cd_bytes(kc_cdec *d, kc_col *c, int type, int flags)
+{
+    size_t start = d->pos;
+    int64_t n;
+    int rc = rd_len(d, flags, type != KC_T_STRING, &n);
+    if (rc != KC_OK)
+        return rc;
+    if (n < 0) {
+        if (KC_UNLIKELY(!(flags & KC_F_NULLABLE)))
+            return cfail(d, KC_E_NULL, start);
+        return put_var(c, NULL, 0);
+    }
+    if (type == KC_T_STRING && KC_UNLIKELY(n > 0x7fff))
+        return cfail(d, KC_E_STRLEN, start);
+    if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
+        return cfail(d, KC_E_SHORT, d->pos);
+    if (type == KC_T_STRING) {
+        size_t bad = utf8_check(d->buf + d->pos, (size_t)n);
+        if (KC_UNLIKELY(bad != (size_t)n))
+            return cfail(d, KC_E_UTF8, d->pos + bad);
+    }
+    rc = put_var(c, d->buf + d->pos, (size_t)n);
+    d->pos += (size_t)n;
+    return rc;
+}
+
+/* int32 elements: checked once, converted in one loop */
+static int cd_int32s(kc_cdec *d, kc_col *e, int64_t n)
+{
+    int rc;
+    if (KC_UNLIKELY((uint64_t)n * 4 > d->end - d->pos))
+        return cfail(d, KC_E_SHORT, d->pos + 4 * ((d->end - d->pos) / 4));
+    if (!e->skip) {
+        if ((rc = reserve(e, (size_t)n)) != KC_OK)
+            return rc;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t x = rd32(d->buf + d->pos + 4 * (size_t)i);
+            memcpy(e->values + 4 * (e->len + (size_t)i), &x, 4);
+            put_bit(e->validity, e->len + (size_t)i, 1);
+        }
+        e->len += (size_t)n;
+    }
+    d->pos += 4 * (size_t)n;
+    return KC_OK;
+}
+
+static int cd_value(kc_cdec *d, kc_col *c, int type, int flags, int arg, int depth, int in_tag)
+{
+    size_t start = d->pos;
+    int rc;
+    switch (type) {
+    case KC_T_STRING: case KC_T_BYTES: case KC_T_RECORDS:
+        return cd_bytes(d, c, type, flags);
+    case KC_T_STRUCT:
+        if (flags & KC_F_NULLABLE) {
+            int present;
+            if (in_tag) {
+                uint32_t u;
+                if ((rc = rd_uv(d, &u)) != KC_OK)
+                    return rc;
+                present = u > 0;
+            } else {
+                if (KC_UNLIKELY(d->end == d->pos))
+                    return cfail(d, KC_E_SHORT, start);
+                present = (int8_t)d->buf[d->pos++] >= 0;
+            }
+            if (!present)
+                return put_absent(d->t, c, 0);
+        }
+        return cd_struct(d, c, arg, depth + 1);
+    case KC_T_ARRAY: {
+        int64_t n;
+        int et = arg & 0xff;
+        kc_col *e = KID(d->t, c, 0);
+        if ((rc = rd_len(d, flags, 1, &n)) != KC_OK)
+            return rc;
+        if (n < 0) {
+            if (KC_UNLIKELY(!(flags & KC_F_NULLABLE)))
+                return cfail(d, KC_E_NULL, start);
+            return put_list(c, e->len, 0);
+        }
+        if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
+            return cfail(d, KC_E_ARRAY_COUNT, start);
+        if (et == KC_T_INT32)
+            rc = cd_int32s(d, e, n);
+        else
+            for (int64_t i = 0; i < n && rc == KC_OK; i++)
+                rc = cd_value(d, e, et, flags & KC_F_COMPACT, arg >> 8, depth, 0);
+        return rc != KC_OK ? rc : put_list(c, e->len, 1);
+    }
+    default:
+        return cd_fixed(d, c, type);
+    }
+}
+
+/* one tagged-section entry of a known tag: its payload spans exactly `size` bytes */
+static int cd_tagged(kc_cdec *d, kc_col *c, const int32_t *tp, size_t size, size_t base, int depth)
+{
+    size_t start = d->pos, saved_end = d->end;
+    int rc;
+    if (KC_UNLIKELY((uint64_t)size > d->end - start))
+        return cfail(d, KC_E_TAG_SIZE, start);
+    if (c->len > base)              /* a repeated tag: the last one wins, as in decode */
+        col_truncate(d->t, c, base);
+    d->end = start + size;
+    rc = cd_value(d, c, tp[1], tp[2], tp[3], depth, 1);
+    if (rc == KC_OK && d->pos != d->end)
+        rc = cfail(d, KC_E_TAG_SPAN, d->pos);
+    d->end = saved_end;
+    return rc;
+}
+
+/* an unknown tag: {tag, raw payload} appended to the struct value's list */
+static int cd_unknown(kc_cdec *d, kc_col *u, uint32_t tag, size_t size)
+{
+    kc_col *e = KID(d->t, u, 0);
+    int rc;
+    if (KC_UNLIKELY((uint64_t)size > d->end - d->pos))
+        return cfail(d, KC_E_SHORT, d->pos);
+    if ((rc = put_fixed(KID(d->t, e, 0), (int32_t)tag, 1)) != KC_OK
+        || (rc = put_var(KID(d->t, e, 1), d->buf + d->pos, size)) != KC_OK
+        || (rc = put_struct(e, 1)) != KC_OK)
+        return rc;
+    d->pos += size;
+    return KC_OK;
+}
+
+static int cd_tag_section(kc_cdec *d, kc_col *c, const int32_t *s, int depth)
+{
+    int32_t nf = KC_S_NF(s), nt = KC_S_NT(s);
+    size_t base = c->len, count_at = d->pos;
+    kc_col *u = KID(d->t, c, nf + nt);
+    uint32_t n, tag, size;
+    int rc;
+    if ((rc = rd_uv(d, &n)) != KC_OK)
+        return rc;
+    if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
+        return cfail(d, KC_E_TAG_COUNT, count_at);
+    for (uint32_t j = 0; j < n; j++) {
+        int32_t k = -1;
+        if ((rc = rd_uv(d, &tag)) != KC_OK || (rc = rd_uv(d, &size)) != KC_OK)
+            return rc;
+        for (int32_t q = 0; q < nt; q++) {
+            if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag) {
+                k = q;
+                break;
+            }
+        }
+        if (k >= 0) {
+            rc = cd_tagged(d, KID(d->t, c, nf + k), KC_S_TAGGED(s, k), size, base, depth);
+        } else {
+            const int32_t *bad = KC_S_BAD(s);
+            for (int32_t q = 0; q < KC_S_NB(s); q++)
+                if ((uint32_t)bad[q] == tag)
+                    return cfail(d, KC_E_BAD_TAG, d->pos);
+            rc = cd_unknown(d, u, tag, size);
+        }
+        if (rc != KC_OK)
+            return rc;
+    }
+    if (!c->skip)
+        for (int32_t q = 0; q < nt; q++) {
+            kc_col *tc = KID(d->t, c, nf + q);
+            if (tc->len == base && (rc = put_absent(d->t, tc, 1)) != KC_OK)
+                return rc;
+        }
+    return put_list(u, KID(d->t, u, 0)->len, 1);
+}
+
+static int cd_struct(kc_cdec *d, kc_col *c, int sidx, int depth)
+{
+    const int32_t *s = kc_prog_struct(d->t->code, sidx);
+    int32_t nf = KC_S_NF(s);
+    int rc;
+    if (KC_UNLIKELY(depth > KC_MAX_DEPTH))
+        return cfail(d, KC_E_DEPTH, d->pos);
+    for (int32_t i = 0; i < nf; i++) {
+        const int32_t *f = KC_S_FIELD(s, i);
+        if (KC_UNLIKELY((rc = cd_value(d, KID(d->t, c, i), f[0], f[1], f[2], depth, 0)) != KC_OK))
+            return rc;
+    }
+    if ((KC_S_FLAGS(s) & 1) && (rc = cd_tag_section(d, c, s, depth)) != KC_OK)
+        return rc;
+    return put_struct(c, 1);
+}
+
+/* ------------------------------------------------------------------------- */
+/* rows */
+
+/* Row r's bytes, or NULL for a null row (*n = 0) / a slice outside the data (*n = 1). */
+static const uint8_t *row_at(const kc_rows *rows, size_t r, size_t *n)
+{
+    size_t a, b;
+    if (rows->pos) {
+        int64_t p = rows->pos[r];
+        int32_t l = rows->lens[r];
+        *n = 0;
+        if (l < 0)
+            return NULL;
+        if (p < 0 || (uint64_t)p > rows->data_len || (uint64_t)l > rows->data_len - (size_t)p) {
+            *n = 1;
+            return NULL;
+        }
+        *n = (size_t)l;
+        return rows->data + p;
+    }
+    if (rows->valid) {
+        size_t bit = rows->valid_off + r;
+        if (!(rows->valid[bit >> 3] & (1u << (bit & 7)))) {
+            *n = 0;
+            return NULL;
+        }
+    }
+    if (rows->offsets_64) {
+        a = (size_t)((const int64_t *)rows->offsets)[r];
+        b = (size_t)((const int64_t *)rows->offsets)[r + 1];
+    } else {
+        a = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r];
+        b = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r + 1];
+    }
+    if (b < a || b > rows->data_len) {
+        *n = 1;
+        return NULL;
+    }
+    *n = b - a;
+    return rows->data + a;
+}
+
+static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err_off)
+{
+    kc_cdec d;
+    size_t n;
+    int rc;
+    d.t = t;
+    d.buf = row_at(rows, r, &n);
+    *err_off = 0;
+    if (!d.buf)
+        return n ? KC_E_TOO_BIG : KC_E_NULL_ROW;
+    if (n > 0xfffffffeu)
+        return KC_E_TOO_BIG;
+    if (n < rows->skip)
+        return KC_E_SHORT;
+    d.buf += rows->skip;
+    d.pos = 0;
+    d.end = n - rows->skip;
+    d.err_at = 0;
+    rc = cd_struct(&d, &t->nodes[0], 0, 0);
+    if (rc == KC_OK && d.pos != d.end)
+        rc = cfail(&d, KC_E_TRAILING, d.pos);
+    *err_off = (int64_t)d.err_at;
+    return rc;
+}
+
+int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
+                      int64_t *err_off)
+{
+    kc_col *root = &t->nodes[0];
+    for (size_t r = 0; r < n; r++) {
+        size_t at = root->len;
+        int rc = decode_row(t, rows, r, &err_off[r]);
+        status[r] = rc;
+        if (KC_LIKELY(rc == KC_OK))
+            continue;
+        if (rc == KC_E_NOMEM)
+            return rc;
+        col_truncate(t, root, at);
+        if ((rc = put_absent(t, root, 0)) != KC_OK)
+            return rc;
+    }
+    return KC_OK;
+}

@@ -1,0 +1,104 @@
+/*
+ * Bulk decoding into columns: N values of one program appended, row by row,
+ * into a tree of growable column buffers in Arrow's layout.  Plain C99, no
+ * Python headers; nothing here knows a particular message.
+ *
+ * The tree mirrors the program (kc_engine.h), numbered in pre-order (a node,
+ * then each child's subtree in turn); node 0 is the message:
+ *
+ *   struct  -> KC_N_STRUCT: children = regular fields (wire order), tagged fields
+ *              (tagged-table order), then, if flexible, its unknown tagged fields
+ *   array   -> KC_N_LIST: int32 offsets (len + 1) and one child, the element
+ *   string, bytes, records -> KC_N_VAR: int32 offsets (len + 1) + data
+ *   bool    -> KC_N_BOOL: bit-packed values
+ *   ints, float64, uuid -> KC_N_FIXED: `width` bytes per value, little-endian
+ *              (uuid: its 16 bytes as on the wire)
+ *   unknown tagged fields -> LIST of STRUCT (sidx -1) of {FIXED int32 tag, VAR data}
+ *
+ * Every node has a validity bitmap (LSB first) and `len` values; a struct's
+ * children hold exactly one value per struct value (a null struct gets a null
+ * in every child).  A tagged field absent from a struct takes the node's
+ * default (def_*; set by the caller, all zero = null / 0 / empty).
+ *
+ * A row that fails to decode rolls back what it appended and becomes a null
+ * root; status[r] = its KC_E_* code and err_off[r] = the byte offset of the
+ * failure in the message (after `skip`).  A null row is a null root with
+ * status KC_E_NULL_ROW.  Lengths read from the input are checked against the
+ * bytes left before anything grows, so memory stays proportional to the input.
+ */
+#ifndef KC_COLUMNS_H
+#define KC_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kc_status.h"
+
+enum { KC_N_STRUCT = 1, KC_N_LIST, KC_N_FIXED, KC_N_BOOL, KC_N_VAR };
+
+#define KC_COLUMNS_MAX_NODES (1 << 16)
+
+typedef struct {
+    int32_t kind;           /* KC_N_*                                              */
+    int32_t type;           /* KC_T_* of the value; KC_T_INT32/KC_T_BYTES in unknown tags */
+    int32_t width;          /* FIXED: bytes per value                              */
+    int32_t sidx;           /* STRUCT: struct index in the program (-1: unknown tag) */
+    int32_t first_kid;      /* its children: kids[first_kid .. first_kid + n_kids) */
+    int32_t n_kids;
+    int32_t skip;           /* decoded (checked) but not kept; len stays 0         */
+    size_t len, cap;
+    uint8_t *validity;      /* cap bits                                            */
+    uint8_t *values;        /* FIXED: cap * width bytes; BOOL: cap bits            */
+    int32_t *offsets;       /* LIST, VAR: cap + 1 entries                          */
+    uint8_t *data;          /* VAR                                                 */
+    size_t data_len, data_cap;
+    /* the default of an absent tagged field, and of the fields of a default struct */
+    int32_t def_null;       /* 1: null                                             */
+    int64_t def_i;          /* FIXED/BOOL: the value (float64: its IEEE bits)      */
+    const uint8_t *def_bytes;   /* VAR: the bytes; uuid: 16 bytes (NULL = zeros)   */
+    size_t def_len;
+} kc_col;
+
+typedef struct {
+    kc_col *nodes;
+    int32_t n_nodes, cap_nodes;
+    int32_t *kids;
+    int32_t n_kids, cap_kids;
+    const int32_t *code;
+} kc_columns;
+
+/* Where the rows are.  Either an Arrow (Large)Binary array: row r is
+ * data[offsets[r] .. offsets[r + 1]) (int32 or int64 offsets, n + 1 entries),
+ * null where bit valid_off + r of `valid` is 0 (valid NULL: no nulls); or
+ * record slices: row r is data[pos[r] .. pos[r] + lens[r]), lens[r] < 0 = null.
+ * The first `skip` bytes of each row (a version prefix) are not part of the
+ * message. */
+typedef struct {
+    const uint8_t *data;
+    size_t data_len;
+    const void *offsets;
+    int offsets_64;
+    const uint8_t *valid;
+    size_t valid_off;
+    const int64_t *pos;
+    const int32_t *lens;
+    size_t skip;
+} kc_rows;
+
+/* Build the tree of a checked program (empty columns).  KC_OK, KC_E_NOMEM, or
+ * KC_E_PROGRAM (deeper than KC_MAX_DEPTH or more than KC_COLUMNS_MAX_NODES). */
+int kc_columns_init(kc_columns *t, const int32_t *code);
+
+/* Free the tree and every buffer still owned by it (a caller that takes a
+ * buffer sets the pointer to NULL). */
+void kc_columns_free(kc_columns *t);
+
+/* Mark node i and its subtree as not kept. */
+void kc_columns_skip(kc_columns *t, int32_t i);
+
+/* Append n rows.  Returns KC_OK (row errors are in status/err_off) or
+ * KC_E_NOMEM (the columns are then unusable). */
+int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
+                      int64_t *err_off);
+
+#endif

@@ -1,0 +1,202 @@
+"""Typed Arrow out of the engine: bulk decoding into ``pyarrow.RecordBatch``.
+
+The schema comes from the compiled program (:func:`arrow_type`): one field per field of
+the version in wire order (regular fields, then tagged fields by tag), named by Kafka's
+JSON field names like :func:`kcodec.decode`'s keys; struct per struct, ``list_`` per
+array, nullability per version, uuid as ``binary(16)``, string as ``string()``,
+bytes/records as ``binary()``, and ``_unknown_tagged_fields:
+list<struct<tag: int32, data: binary>>`` on every flexible struct.
+
+:func:`decode` returns the same batch whichever engine is loaded: the C engine appends
+every row straight into Arrow buffers (csrc/kc_columns.c); the pure-Python engine
+decodes row by row and lets pyarrow build the arrays.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional
+
+import numpy as np
+import pyarrow as pa
+
+import kcodec
+from . import _codec_py
+from ._columns import (N_BOOL, N_FIXED, N_LIST, N_STRUCT, N_VAR, UNKNOWN_TAGS_KEY, Node,
+                       layout)
+from ._program import (T_BOOL, T_FLOAT64, T_INT8, T_INT16, T_INT32, T_INT64, T_STRING,
+                       T_UINT16, T_UINT32, T_UUID, Program)
+from .errors import DecodeError
+
+__all__ = ["arrow_type", "decode", "Slices", "ERROR_COLUMN"]
+
+ERROR_COLUMN = "_error"
+
+_FIXED = {T_INT8: pa.int8(), T_INT16: pa.int16(), T_UINT16: pa.uint16(), T_INT32: pa.int32(),
+          T_UINT32: pa.uint32(), T_INT64: pa.int64(), T_FLOAT64: pa.float64(),
+          T_UUID: pa.binary(16), T_BOOL: pa.bool_()}
+
+
+class Slices(NamedTuple):
+    """Rows as slices of one buffer, e.g. a log segment's record values straight from the
+    batch scanner: row i is ``buffer[positions[i]:positions[i] + lengths[i]]``, null when
+    ``lengths[i] == -1``."""
+    buffer: Any
+    positions: Any        # int64
+    lengths: Any          # int32
+
+
+def _node_type(nodes: List[Node], i: int) -> pa.DataType:
+    n = nodes[i]
+    if n.kind == N_STRUCT:
+        return pa.struct([_node_field(nodes, k) for k in n.kids])
+    if n.kind == N_LIST:
+        return pa.list_(_node_field(nodes, n.kids[0]))
+    if n.kind == N_VAR:
+        return pa.string() if n.type == T_STRING else pa.binary()
+    return _FIXED[n.type]
+
+
+def _node_field(nodes: List[Node], i: int) -> pa.Field:
+    return pa.field(nodes[i].name, _node_type(nodes, i), nullable=nodes[i].nullable)
+
+
+def _types(prog: Program) -> Dict[str, Any]:
+    d = prog.__dict__
+    got = d.get("_kc_arrow")
+    if got is None:
+        nodes = layout(prog)
+        st = _node_type(nodes, 0)
+        schema = pa.schema([pa.field(f.name, f.type, nullable=True) for f in st]
+                           + [pa.field(ERROR_COLUMN, pa.string())])
+        got = d["_kc_arrow"] = {"struct": st, "schema": schema,
+                                "types": [_node_type(nodes, i) for i in range(len(nodes))]}
+    return got
+
+
+def arrow_type(name: str, version: int, *, newer: str = "error") -> pa.StructType:
+    """The Arrow type of message ``name`` at ``version`` (see the module docstring)."""
+    return _types(kcodec.program(name, version, newer=newer))["struct"]
+
+
+def decode(name: str, values: Any, version: int, *, newer: str = "error",
+           skip: int = 0) -> pa.RecordBatch:
+    """Decode many values of one message and version into a typed ``RecordBatch``.
+
+    ``values``: a pyarrow ``BinaryArray``/``LargeBinaryArray`` (read in place) or
+    ``ChunkedArray`` of them, a list of bytes/None, or :class:`Slices`.  ``skip``: bytes
+    before each message (e.g. 2 for the int16 version prefix of coordinator records).
+    Columns: the fields of :func:`arrow_type`, then ``_error`` (string).  A bad row is
+    null in every field and ``_error`` holds the text of the :class:`DecodeError` a single
+    :func:`kcodec.decode` of it raises; a null row is null everywhere, ``_error`` too.
+    """
+    return decode_program(kcodec.program(name, version, newer=newer), values, skip=skip)
+
+
+def decode_program(prog: Program, values: Any, *, skip: int = 0) -> pa.RecordBatch:
+    """:func:`decode` for a compiled program."""
+    if skip < 0:
+        raise ValueError("skip must be >= 0")
+    if kcodec.NATIVE:
+        return _decode_native(prog, values, skip)
+    return _decode_python(prog, values, skip)
+
+
+# ------------------------------------------------------------------------------ C engine
+
+def _decode_native(prog: Program, values: Any, skip: int) -> pa.RecordBatch:
+    nodes = layout(prog)
+    if isinstance(values, Slices):
+        bufs, errors = kcodec._engine.decode_columns(
+            prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
+            skip=skip, layout=nodes)
+    else:
+        bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes)
+    types = _types(prog)
+    arrays = [_array(nodes, types["types"], bufs, k) for k in nodes[0].kids]
+    arrays.append(pa.array(errors, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=types["schema"])
+
+
+def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int) -> pa.Array:
+    kind, n, validity, values, offsets, data = bufs[i]
+    valid = pa.py_buffer(validity)
+    t = types[i]
+    if kind == N_STRUCT:
+        kids = [_array(nodes, types, bufs, k) for k in nodes[i].kids]
+        return pa.Array.from_buffers(t, n, [valid], children=kids)
+    if kind == N_LIST:
+        kid = _array(nodes, types, bufs, nodes[i].kids[0])
+        return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(offsets)], children=[kid])
+    if kind == N_VAR:
+        return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)])
+    assert kind in (N_FIXED, N_BOOL)
+    return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(values)])
+
+
+# ----------------------------------------------------------------------- Python engine
+
+def _rows(values: Any) -> List[Any]:
+    if isinstance(values, Slices):
+        mv = memoryview(values.buffer).cast("B")
+        return [None if ln < 0 else mv[p:p + ln]
+                for p, ln in zip(np.asarray(values.positions).tolist(),
+                                 np.asarray(values.lengths).tolist())]
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values.to_pylist()
+    return list(values)
+
+
+def _decode_python(prog: Program, values: Any, skip: int) -> pa.RecordBatch:
+    nodes = layout(prog)
+    rows: List[Optional[Dict[str, Any]]] = []
+    errors: List[Optional[str]] = []
+    for raw in _rows(values):
+        value, err = _decode_row(prog, raw, skip)
+        rows.append(None if value is None else to_arrow_value(nodes, 0, value))
+        errors.append(err)
+    types = _types(prog)
+    # flatten(): a null row is null in every field
+    arrays = pa.array(rows, type=types["struct"]).flatten()
+    arrays.append(pa.array(errors, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=types["schema"])
+
+
+def _decode_row(prog: Program, raw: Any, skip: int) -> Any:
+    """(value, None), (None, error text), or (None, None) for a null row."""
+    if raw is None:
+        return None, None
+    mv = memoryview(raw).cast("B")
+    if len(mv) < skip:
+        return None, str(DecodeError(f"needs {skip} bytes of prefix, {len(mv)} left",
+                                     message=prog.name, version=prog.version, offset=0))
+    mv = mv[skip:]
+    try:
+        value, end = _codec_py.decode(prog, mv, 0)
+    except DecodeError as e:
+        return None, str(e)
+    if end != len(mv):
+        return None, str(DecodeError(f"{len(mv) - end} trailing bytes after the message",
+                                     message=prog.name, version=prog.version, offset=end))
+    return value, None
+
+
+def to_arrow_value(nodes: List[Node], i: int, value: Any) -> Any:
+    """A value as :func:`kcodec.decode` returns it, in the Python form of the Arrow column
+    (what ``.to_pylist()`` gives): uuid -> 16 bytes, unknown tagged fields -> a list of
+    ``{"tag": ..., "data": ...}`` (empty when none) on every flexible struct."""
+    n = nodes[i]
+    if value is None:
+        return None
+    if n.kind == N_STRUCT:
+        out = {}
+        for k in n.kids:
+            name = nodes[k].name
+            if name == UNKNOWN_TAGS_KEY and nodes[k].kind == N_LIST:
+                out[name] = [{"tag": t, "data": d} for t, d in value.get(name, ())]
+            else:
+                out[name] = to_arrow_value(nodes, k, value[name])
+        return out
+    if n.kind == N_LIST:
+        return [to_arrow_value(nodes, n.kids[0], v) for v in value]
+    if n.type == T_UUID:
+        return value.bytes
+    return value

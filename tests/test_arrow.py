@@ -1,0 +1,195 @@
+"""kcodec.arrow: typed Arrow batches from bulk decoding, the same on both engines.
+
+Every vector decodes, in a batch, to exactly what a single ``kcodec.decode`` gives (in
+Arrow's Python form); bad rows carry the single decode's error text.
+"""
+from __future__ import annotations
+
+import struct
+import uuid
+
+import numpy as np
+import pytest
+
+import kcodec
+
+pa = pytest.importorskip("pyarrow")
+from kcodec import _codec_py, arrow as KA  # noqa: E402
+from kcodec._columns import layout  # noqa: E402
+
+from ._shared import read_jsonl, vectors_dir  # noqa: E402
+
+MESSAGES = read_jsonl(vectors_dir() / "messages.jsonl")
+UNKNOWN = read_jsonl(vectors_dir() / "unknown_tags.jsonl")
+
+
+@pytest.fixture
+def use_engine(engine, monkeypatch):
+    """kcodec (and so kcodec.arrow) running on the given engine."""
+    monkeypatch.setattr(kcodec, "_engine", engine)
+    monkeypatch.setattr(kcodec, "NATIVE", engine is not _codec_py)
+    return engine
+
+
+def _expected(rec):
+    prog = kcodec.program(rec["schema"], rec["version"])
+    value = kcodec.decode(rec["schema"], bytes.fromhex(rec["hex"]), rec["version"])
+    return KA.to_arrow_value(layout(prog), 0, value)
+
+
+def _groups(recs):
+    by = {}
+    for rec in recs:
+        if "hex" in rec:
+            by.setdefault((rec["schema"], rec["version"]), []).append(rec)
+    return sorted(by.items())
+
+
+GROUPS = _groups(MESSAGES + UNKNOWN)
+
+
+@pytest.mark.parametrize("key,recs", GROUPS, ids=[f"{s}-v{v}" for (s, v), _ in GROUPS])
+def test_vectors_decode_like_decode(use_engine, key, recs):
+    name, version = key
+    for rec in recs:
+        batch = KA.decode(name, [bytes.fromhex(rec["hex"])], version)
+        row = batch.to_pylist()[0]
+        assert row.pop("_error") is None
+        assert row == _expected(rec), rec["id"]
+    # all of them in one batch, with the type arrow_type promises
+    batch = KA.decode(name, pa.array([bytes.fromhex(r["hex"]) for r in recs], pa.binary()), version)
+    assert pa.struct(list(batch.schema)[:-1]).equals(
+        pa.struct([f.with_nullable(True) for f in KA.arrow_type(name, version)]))
+    assert batch.column(batch.num_columns - 1).null_count == len(recs)
+    rows = batch.to_pylist()
+    for rec, row in zip(recs, rows):
+        row.pop("_error")
+        assert row == _expected(rec), rec["id"]
+
+
+def test_engines_give_identical_batches(monkeypatch):
+    if not kcodec.NATIVE:
+        pytest.skip("C extension not built")
+    for (name, version), recs in GROUPS:
+        rows = [bytes.fromhex(r["hex"]) for r in recs]
+        values = rows + [rows[0][:-1], None, rows[-1] + b"\x00", b""]
+        native = KA.decode(name, values, version)
+        with monkeypatch.context() as m:
+            m.setattr(kcodec, "_engine", _codec_py)
+            m.setattr(kcodec, "NATIVE", False)
+            py = KA.decode(name, values, version)
+        assert native.schema.equals(py.schema), name
+        assert native.equals(py), (name, version)
+
+
+def test_arrow_type_offset_commit_value():
+    t = KA.arrow_type("OffsetCommitValue", 4)
+    assert [f.name for f in t] == ["offset", "leaderEpoch", "metadata", "commitTimestamp",
+                                   "topicId", "_unknown_tagged_fields"]
+    assert t.field("offset").type == pa.int64() and not t.field("offset").nullable
+    assert t.field("metadata").type == pa.string()
+    assert t.field("topicId").type == pa.binary(16)
+    unk = t.field("_unknown_tagged_fields")
+    assert not unk.nullable
+    assert unk.type.value_type == pa.struct([pa.field("tag", pa.int32(), nullable=False),
+                                             pa.field("data", pa.binary(), nullable=False)])
+    # not flexible: no unknown-tags column; nullability per version
+    t3 = KA.arrow_type("OffsetCommitValue", 3)
+    assert "_unknown_tagged_fields" not in [f.name for f in t3]
+    g = KA.arrow_type("GroupMetadataValue", 4)
+    assert g.field("protocol").nullable and g.field("protocol").type == pa.string()
+    members = g.field("members").type
+    assert isinstance(members, pa.ListType) and members.value_type.field("memberId").type == pa.string()
+
+
+def _ocv(offset, epoch=-1, meta="m", ts=7):
+    return kcodec.encode("OffsetCommitValue", {"offset": offset, "leaderEpoch": epoch,
+                                               "metadata": meta, "commitTimestamp": ts}, 3)
+
+
+def test_error_and_null_rows(use_engine):
+    good = _ocv(5)
+    values = [good, good[:-1], None, good + b"\x01"]
+    batch = KA.decode("OffsetCommitValue", values, 3)
+    assert batch.column("offset").to_pylist() == [5, None, None, None]
+    errs = batch.column("_error").to_pylist()
+    assert errs[0] is None and errs[2] is None
+    for i in (1, 3):
+        with pytest.raises(kcodec.DecodeError) as e:
+            kcodec.decode("OffsetCommitValue", values[i], 3)
+        assert errs[i] == str(e.value)
+    assert "commitTimestamp" in errs[1] and "byte offset" in errs[1]
+    assert batch.schema.field("offset").nullable
+
+
+def test_sources(use_engine):
+    rows = [_ocv(i, meta="x" * i) for i in range(20)]
+    want = [r["offset"] for r in KA.decode("OffsetCommitValue", rows, 3).to_pylist()]
+    assert want == list(range(20))
+    sources = [pa.array(rows, pa.large_binary()),
+               pa.chunked_array([pa.array(rows[:7], pa.binary()), pa.array(rows[7:], pa.binary())]),
+               pa.array([b"zz"] + rows, pa.binary()).slice(1)]
+    for src in sources:
+        assert KA.decode("OffsetCommitValue", src, 3).column("offset").to_pylist() == want
+
+
+def test_slices_with_skip(use_engine):
+    rows = [_ocv(i) for i in range(5)]
+    buf = bytearray(b"junk")
+    pos, lens = [], []
+    for i, r in enumerate(rows):
+        if i == 2:
+            pos.append(0)
+            lens.append(-1)
+            continue
+        pos.append(len(buf))
+        framed = struct.pack(">h", 3) + r
+        lens.append(len(framed))
+        buf += framed
+    pos.append(len(buf) - 3)       # a short tail: only 3 bytes of a message
+    lens.append(3)
+    s = KA.Slices(bytes(buf), np.array(pos, np.int64), np.array(lens, np.int32))
+    batch = KA.decode("OffsetCommitValue", s, 3, skip=2)
+    assert batch.column("offset").to_pylist() == [0, 1, None, 3, 4, None]
+    errs = batch.column("_error").to_pylist()
+    assert errs[:5] == [None] * 5 and "OffsetCommitValue v3" in errs[5]
+
+
+def test_nested_arrays_of_structs_and_tagged_fields(use_engine):
+    value = {"protocolType": "consumer", "generation": 3, "protocol": None, "leader": "m1",
+             "currentStateTimestamp": 9,
+             "members": [{"memberId": "m1", "groupInstanceId": None, "clientId": "c",
+                          "clientHost": "h", "rebalanceTimeout": 1, "sessionTimeout": 2,
+                          "subscription": b"\x01", "assignment": b""},
+                         {"memberId": "m2", "groupInstanceId": "g", "clientId": "c2",
+                          "clientHost": "h2", "rebalanceTimeout": 3, "sessionTimeout": 4,
+                          "subscription": b"", "assignment": b"\x02\x03"}]}
+    data = kcodec.encode("GroupMetadataValue", value, 4)
+    batch = KA.decode("GroupMetadataValue", [data, None, data], 4)
+    rows = batch.to_pylist()
+    assert rows[1]["members"] is None
+    got = rows[0]["members"]
+    assert [m["memberId"] for m in got] == ["m1", "m2"]
+    assert got[1]["assignment"] == b"\x02\x03" and got[0]["groupInstanceId"] is None
+    assert all(m["_unknown_tagged_fields"] == [] for m in got)
+    assert rows[2] == rows[0]
+
+
+def test_tagged_default_and_unknown_tags(use_engine):
+    tid = uuid.UUID(int=0x1234)
+    v = {"offset": 1, "leaderEpoch": 2, "metadata": "", "commitTimestamp": 3}
+    absent = kcodec.encode("OffsetCommitValue", v, 4)
+    present = kcodec.encode("OffsetCommitValue", dict(v, topicId=tid), 4)
+    unknown = kcodec.encode("OffsetCommitValue", dict(v, _unknown_tagged_fields=[(90, b"zz")]), 4)
+    rows = KA.decode("OffsetCommitValue", [absent, present, unknown], 4).to_pylist()
+    assert rows[0]["topicId"] == bytes(16) and rows[1]["topicId"] == tid.bytes
+    assert rows[0]["_unknown_tagged_fields"] == []
+    assert rows[2]["_unknown_tagged_fields"] == [{"tag": 90, "data": b"zz"}]
+
+
+def test_decode_bulk_arrow_flag():
+    data = _ocv(11)
+    b = kcodec.decode_bulk("OffsetCommitValue", [data], 3, arrow=True)
+    assert isinstance(b, pa.RecordBatch) and b.column("offset").to_pylist() == [11]
+    d = kcodec.decode_bulk("OffsetCommitValue", [data], 3)
+    assert list(d["offset"]) == [11] and list(d["_ok"]) == [True]
