@@ -19,7 +19,7 @@ import kcodec
 from ._examples import EXAMPLES
 
 # Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)).
-_DOMAIN_CLIS = ("kcodec.offsets.cli", "kcodec.consumer.cli")
+_DOMAIN_CLIS = ("kcodec.offsets.cli", "kcodec.consumer.cli", "kcodec.spark.cli")
 
 
 def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:

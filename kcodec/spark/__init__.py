@@ -9,16 +9,30 @@ Needs the ``spark`` extra (``pip install 'kcodec[spark]'``: PySpark 4.1+, pyarro
 """
 from __future__ import annotations
 
-from ._kernels import FAILFAST, PERMISSIVE, FailFastError
-from ._source import read_log
-from .functions import (from_consumer_assignment, from_consumer_offsets, from_consumer_subscription,
-                        from_kafka_message, kafka_message_schema, offsets_schema, register,
-                        to_kafka_message)
-from .whatif import assignor_whatif
+from typing import Any
+
+# Loaded on first use, so that ``kcodec.spark.cli`` (the ``kcodec analyze`` command) can be
+# imported without pyspark/pyarrow.
+_EXPORTS = {
+    "from_consumer_offsets": "functions", "from_consumer_subscription": "functions",
+    "from_consumer_assignment": "functions", "from_kafka_message": "functions",
+    "to_kafka_message": "functions", "register": "functions", "offsets_schema": "functions",
+    "kafka_message_schema": "functions", "read_log": "_source", "assignor_whatif": "whatif",
+    "analyze": "analyze", "PERMISSIVE": "_kernels", "FAILFAST": "_kernels", "FailFastError": "_kernels",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'kcodec.spark' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+
 
 __all__ = [
     "from_consumer_offsets", "from_consumer_subscription", "from_consumer_assignment",
     "from_kafka_message", "to_kafka_message", "register", "offsets_schema",
     "kafka_message_schema", "read_log", "assignor_whatif", "PERMISSIVE", "FAILFAST",
-    "FailFastError",
+    "FailFastError", "analyze",
 ]

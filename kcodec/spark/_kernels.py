@@ -97,7 +97,7 @@ def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataTyp
     parts = [(i, a) for i, a in parts if len(i)]
     if not parts:
         return pa.nulls(n, typ)
-    if len(parts) == 1 and len(parts[0][0]) == n and np.array_equal(parts[0][0], np.arange(n)):
+    if len(parts) == 1 and len(parts[0][0]) == n:     # row indices are sorted and distinct
         return parts[0][1]
     total = sum(len(a) for _, a in parts)
     pos = np.full(n, total, np.int64)
@@ -231,7 +231,7 @@ def decode_protocol(values: Any, schema: str, *, mode: str = PERMISSIVE) -> pa.S
         fields["version"].append((idx, pa.array(np.full(len(idx), v, np.int16))))
         for j, f in enumerate(body.type):
             fields[f.name].append((idx, body.field(j)))
-    sidx = np.concatenate(slow)
+    sidx = np.sort(np.concatenate(slow))
     if len(sidx):
         reader = read_subscription_raw if schema == _SUB else read_assignment_raw
         rows: List[Dict[str, Any]] = []
@@ -344,7 +344,8 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
         slow.append(np.flatnonzero(~fast))
         idx = np.flatnonzero(fast)
         if len(idx):
-            kb = _ka.decode(oc.key, key.take(pa.array(idx)), 0, skip=2)
+            all_fast = len(idx) == n
+            kb = _ka.decode(oc.key, key if all_fast else key.take(pa.array(idx)), 0, skip=2)
             good = ~kb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
             vparts: List[Tuple[np.ndarray, pa.Array]] = []
             vt = vtypes[oc.value]
@@ -353,7 +354,8 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
                 sel = np.flatnonzero(good & ~sub_null & (sub_v == v))
                 if not len(sel):
                     continue
-                vb = _ka.decode(oc.value, value.take(pa.array(idx[sel])), v, skip=2)
+                vb = _ka.decode(oc.value, value if all_fast and len(sel) == n else value.take(pa.array(idx[sel])),
+                                v, skip=2)
                 vbad = vb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
                 if vbad.any():
                     good[sel[vbad]] = False
@@ -363,7 +365,8 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
             gsel = np.flatnonzero(good)
             slow.append(idx[~good])
             rows = idx[gsel]
-            kb = kb.take(pa.array(gsel))
+            if len(gsel) != len(idx):
+                kb = kb.take(pa.array(gsel))
             m = len(rows)
             parts["record_type"].append((rows, pa.array(np.ones(m, np.int16))))
             parts["type_name"].append((rows, pa.repeat(pa.scalar(oc.name), m)))

@@ -95,7 +95,8 @@ def union_type(types: "list[pa.StructType]") -> pa.StructType:
         if all(pa.types.is_struct(x) for x in ft):
             typ: pa.DataType = union_type(ft)
         elif all(pa.types.is_list(x) and pa.types.is_struct(x.value_type) for x in ft):
-            typ = pa.list_(union_type([x.value_type for x in ft]))
+            typ = pa.list_(pa.field("item", union_type([x.value_type for x in ft]),
+                                    any(x.value_field.nullable for x in ft)))
         else:
             typ = ft[0]
         out.append(pa.field(name, typ, nullable=len(fs) < len(types) or any(f.nullable for f in fs)))
@@ -132,8 +133,12 @@ def _no_tags(n: int, t: pa.DataType, arr: "pa.Array | None") -> pa.Array:
     from (a version without tagged fields has none), so all paths give the same rows."""
     if arr is None:
         return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], t.value_type), type=t)
-    if arr.null_count == 0:
+    if arr.null_count == 0 and arr.type == t:
         return arr
     start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
     offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
-    return pa.ListArray.from_arrays(offsets, arr.values.slice(start, end - start), type=t)
+    values = arr.values.slice(start, end - start)
+    if values.type != t.value_type:
+        values = pa.StructArray.from_arrays([values.field(i) for i in range(values.type.num_fields)],
+                                            fields=list(t.value_type))
+    return pa.ListArray.from_arrays(offsets, values, type=t)
