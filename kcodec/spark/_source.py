@@ -101,7 +101,7 @@ def _map_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             yield from records_of_file(memoryview(data) if data is not None else b"", path)
 
 
-def read_log(spark: Any, path: "str | List[str]", *, files_per_task: int = 1) -> Any:
+def read_log(spark: Any, path: "str | List[str]", *, files_per_task: Optional[int] = None) -> Any:
     """Read Kafka log segments (``*.log``) and snapshots (``*.checkpoint``) under ``path``
     (a directory tree such as a copied ``__consumer_offsets-*`` or ``__cluster_metadata-0``,
     or a file; any filesystem Spark reads) into a DataFrame.
@@ -112,7 +112,9 @@ def read_log(spark: Any, path: "str | List[str]", *, files_per_task: int = 1) ->
     ``producer_epoch``, ``partition_leader_epoch``, ``is_transactional``, ``is_control``,
     ``control_type`` (COMMIT/ABORT/... for control records), ``file``, ``batch_position``;
     ``error``: set on a row standing for a corrupt batch (bad CRC, cut, unparsable), whose
-    readable records are rows of their own.  One file per task (``files_per_task``);
+    readable records are rows of their own.  Files are split across tasks whole
+    (``files_per_task``; default: up to 4 tasks per core Spark has, one file per task
+    when there are more cores than that);
     Spark's ``binaryFile`` source reads a file whole, so files above 2 GiB are refused
     by Spark (Kafka's default segment size is 1 GiB).
     """
@@ -124,6 +126,8 @@ def read_log(spark: Any, path: "str | List[str]", *, files_per_task: int = 1) ->
     if not names:
         return spark.createDataFrame([], schema)
     files = spark.read.format("binaryFile").load(names).select("path", "content")
+    if files_per_task is None:
+        files_per_task = -(-len(names) // (4 * max(1, spark.sparkContext.defaultParallelism)))
     files = files.repartition(max(1, -(-len(names) // max(1, files_per_task))), F.col("path"))
     return files.mapInArrow(_map_files, schema)
 

@@ -55,10 +55,12 @@ def _fold_partition(pdf: Any) -> Any:
     pdf = pdf.sort_values(["offset"], kind="stable")
     f = Folder()
     part = None
+    corrupt = 0
     for row in pdf.itertuples(index=False):
         part = row.source
         if row.error is not None and not (isinstance(row.error, float)):
             f.errors.append(f"{row.file}@{row.batch_position}: {row.error}")
+            corrupt += 1
             continue
         ts = int(row.timestamp_ms)
         if row.is_control:
@@ -94,7 +96,8 @@ def _fold_partition(pdf: Any) -> Any:
     summary = {"partition": part, "records": st.records_read, "deleted_groups": sorted(st.deleted_groups),
                "aborted_records": st.aborted_records,
                "open_transactions": sum(st.open_transactions.values()),
-               "unknown_records": {str(k): v for k, v in st.unknown_records.items()}, "errors": st.errors}
+               "unknown_records": {str(k): v for k, v in st.unknown_records.items()}, "errors": st.errors,
+               "corrupt_batches": corrupt}
     out.append({"table": "partitions", "group_id": None, "data": json.dumps(summary)})
     return pd.DataFrame(out, columns=["table", "group_id", "data"])
 
@@ -110,7 +113,8 @@ _TABLE_SCHEMAS = {
                           "metadata string, commit_timestamp long, expire_timestamp long, log_offset long, "
                           "transactional boolean"),
     "partitions": ("partition string, records long, deleted_groups array<string>, aborted_records long, "
-                   "open_transactions long, unknown_records map<string,long>, errors array<string>"),
+                   "open_transactions long, unknown_records map<string,long>, errors array<string>, "
+                   "corrupt_batches long"),
 }
 
 
@@ -241,7 +245,9 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
                 .select("log_topic", "log_partition", "log_offset", "timestamp", "producer_id",
                         "is_transactional", "r.*")
                 .cache())
-        n_records = recs.count()
+        stats = recs.agg(F.count("*").alias("n"), F.min("timestamp").alias("lo"), F.max("timestamp").alias("hi"),
+                         F.sum((F.col("_error").isNotNull() | F.col("unknown") | F.col("newer_than_known"))
+                               .cast("long")).alias("flagged")).first()
         flagged = recs.where(F.col("_error").isNotNull() | F.col("unknown") | F.col("newer_than_known"))
         corrupt = raw.where(F.col("error").isNotNull())
 
@@ -250,10 +256,13 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
                              "is_control", "control_type", "is_transactional", "producer_id", "error",
                              "file", "batch_position")
                   .withColumn("timestamp_ms", F.round(F.col("ts") * 1000).cast("long")).drop("ts")
-                  .groupBy("source").applyInPandas(_fold_partition, FOLD_SCHEMA).cache())
-        tables = {name: folded.where(F.col("table") == name)
-                  .select(F.from_json("data", schema).alias("d")).select("d.*")
-                  for name, schema in _TABLE_SCHEMAS.items()}
+                  .groupBy("source").applyInPandas(_fold_partition, FOLD_SCHEMA))
+        # the folded state is small (groups, members, offsets, not records): one job brings it home
+        fold_rows: Dict[str, List[Dict[str, Any]]] = {name: [] for name in _TABLE_SCHEMAS}
+        for r in folded.collect():
+            fold_rows[r.table].append(json.loads(r.data))
+        groups = sorted(fold_rows["groups"], key=lambda g: g["group_id"])
+        parts = fold_rows["partitions"]
 
         if out:
             prog.set("writing Parquet")
@@ -268,14 +277,17 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
                                          F.lit(None).cast("string").alias("group"), F.lit(False).alias("unknown"),
                                          F.lit(False).alias("newer_than_known"), "error"))
              .write.mode("overwrite").parquet(os.path.join(out, "flagged")))
-            for name, df in tables.items():
-                df.write.mode("overwrite").parquet(os.path.join(out, name))
+            for name, schema in _TABLE_SCHEMAS.items():
+                spark.createDataFrame(fold_rows[name], schema).coalesce(1).write.mode("overwrite").parquet(
+                    os.path.join(out, name))
 
         prog.set("summarising")
-        groups = [r.asDict() for r in tables["groups"].orderBy("group_id").collect()]
-        parts = [r.asDict() for r in tables["partitions"].collect()]
-        by_state = [r.asDict() for r in tables["groups"].groupBy("type", "state", "protocol_type")
-                    .count().orderBy(F.desc("count"), "type", "state").collect()]
+        counts: Dict[tuple, int] = {}
+        for g in groups:
+            k = (g["type"], g["state"], g["protocol_type"])
+            counts[k] = counts.get(k, 0) + 1
+        by_state = [{"type": k[0], "state": k[1], "protocol_type": k[2], "count": v}
+                    for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))]
         assignors = [r.asDict() for r in recs.where(F.col("GroupMetadataValue").isNotNull())
                      .select("group", F.col("GroupMetadataValue.protocol").alias("assignor"))
                      .union(recs.where(F.col("ConsumerGroupMemberMetadataValue").isNotNull())
@@ -283,9 +295,8 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
                      .where(F.col("assignor").isNotNull() & (F.col("assignor") != ""))
                      .groupBy("assignor").agg(F.countDistinct("group").alias("groups"))
                      .orderBy(F.desc("groups"), "assignor").collect()]
-        span = recs.agg(F.min("timestamp").alias("lo"), F.max("timestamp").alias("hi")).first()
         if bucket_seconds is None:
-            width = (span.hi - span.lo).total_seconds() if span.lo is not None else 0
+            width = (stats.hi - stats.lo).total_seconds() if stats.lo is not None else 0
             bucket_seconds = max(1, int(width // 40) or 1)
         bucket = (F.floor(F.col("timestamp").cast("double") / bucket_seconds) * bucket_seconds).cast("long")
         # a rebalance = a new generation (classic) or group epoch (consumer/share/streams)
@@ -295,13 +306,15 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
             gens = gens.union(recs.where(F.col(t).isNotNull()).select(
                 "group", F.col(f"{t}.epoch").cast("long").alias("gen"), "timestamp"))
         rebal = (gens.where(F.col("gen") > 0).groupBy("group", "gen").agg(F.min("timestamp").alias("timestamp"))
-                 .select(bucket.alias("bucket")).groupBy("bucket").count().orderBy("bucket"))
+                 .select(F.lit("rebalance").alias("kind"), bucket.alias("bucket")))
         commits = (recs.where(F.col("OffsetCommitValue").isNotNull() | F.col("LegacyOffsetCommitValue").isNotNull())
-                   .select(bucket.alias("bucket")).groupBy("bucket").count().orderBy("bucket"))
-        rebalances = [r.asDict() for r in rebal.collect()]
-        commit_rows = [r.asDict() for r in commits.collect()]
-        n_flagged = flagged.count()
-        n_corrupt = corrupt.count()
+                   .select(F.lit("commit").alias("kind"), bucket.alias("bucket")))
+        series = rebal.union(commits).groupBy("kind", "bucket").count().orderBy("bucket").collect()
+        rebalances = [{"bucket": r.bucket, "count": r["count"]} for r in series if r.kind == "rebalance"]
+        commit_rows = [{"bucket": r.bucket, "count": r["count"]} for r in series if r.kind == "commit"]
+        n_records = stats.n
+        n_flagged = stats.flagged or 0
+        n_corrupt = sum(p.get("corrupt_batches") or 0 for p in parts)
         errors = [e for p in parts for e in (p["errors"] or [])]
         unknown: Dict[str, int] = {}
         for p in parts:
@@ -313,7 +326,6 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
             downgrade = _downgrade(src, downgrade_to)
         raw.unpersist()
         recs.unpersist()
-        folded.unpersist()
     return Analysis(src, out, n_records, n_flagged, n_corrupt, groups, by_state, assignors, rebalances,
                     commit_rows, bucket_seconds, sorted(g for p in parts for g in (p["deleted_groups"] or [])),
                     sum(p["aborted_records"] or 0 for p in parts), unknown, errors, downgrade,
