@@ -325,6 +325,116 @@ def _offsets_row(rec: Any) -> Dict[str, Any]:
     return d
 
 
+def _embedded(col: pa.Array, schema: str, etype: pa.StructType) -> Tuple[Optional[pa.Array], np.ndarray]:
+    """Consumer-protocol bytes of classic members (one per member) as :func:`_embedded_type`
+    rows, bulk-decoded; also which members need the exact path (errors, trailing bytes,
+    versions above 3, where Kafka's reader rules apply)."""
+    m = len(col)
+    ver, has, nulls = _prefix16(col)
+    bad = ~(has & (ver >= 0) & (ver <= _PROTOCOL_MAX))
+    body_t = etype.field("value").type
+    parts: List[Tuple[np.ndarray, pa.Array]] = []
+    for v in range(_PROTOCOL_MAX + 1):
+        idx = np.flatnonzero(~bad & (ver == v))
+        if not len(idx):
+            continue
+        b = _ka.decode(schema, col.take(pa.array(idx)), v, skip=2)
+        e = b.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
+        bad[idx[e]] = True
+        parts.append((idx, conform(_struct_of(b), body_t)))
+    if bad.any():
+        return None, bad
+    ver_a = pa.array(ver.astype(np.int16))
+    arr = pa.StructArray.from_arrays(
+        [ver_a, ver_a, _merge(m, parts, body_t), pa.repeat(pa.scalar(b"", pa.binary()), m), pa.nulls(m, pa.string())],
+        fields=list(etype))
+    return arr, bad
+
+
+def _fast_type(rt: int, info: Any, idx: np.ndarray, key: pa.Array, value: pa.Array, vver: np.ndarray,
+               vnull: np.ndarray, n: int, typ: pa.StructType, vt: pa.StructType,
+               parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]]) -> np.ndarray:
+    """Bulk-decode the rows ``idx`` of record type ``rt``; add their columns to ``parts``
+    and return which of them were decoded (the others take the exact path)."""
+    whole = len(idx) == n
+    kb = _ka.decode(info.key, key if whole else key.take(pa.array(idx)), 0, skip=2)
+    good = ~kb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
+    sub_v, sub_null = vver[idx], vnull[idx]
+    vparts: List[Tuple[np.ndarray, pa.Array]] = []
+    mparts: List[Tuple[np.ndarray, pa.Array]] = []
+    for v in range(info.value_max + 1):
+        sel = np.flatnonzero(good & ~sub_null & (sub_v == v))
+        if not len(sel):
+            continue
+        vb = _ka.decode(info.value, value if whole and len(sel) == n else value.take(pa.array(idx[sel])),
+                        v, skip=2)
+        vbad = vb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
+        if vbad.any():
+            good[sel[vbad]] = False
+            keep = np.flatnonzero(~vbad)
+            sel, vb = sel[keep], vb.take(pa.array(keep))
+        val = conform(_struct_of(vb), vt)
+        if info.value == "GroupMetadataValue" and len(sel):
+            mem = _members(vb)
+            if mem is None:       # an embedded payload needs Kafka's exact reader rules
+                good[sel] = False
+                continue
+            mparts.append((sel, mem))
+        vparts.append((sel, val))
+    gsel = np.flatnonzero(good)
+    if not len(gsel):
+        return good
+    rows = idx[gsel]
+    if len(gsel) != len(idx):
+        kb = kb.take(pa.array(gsel))
+    m = len(rows)
+    knames = kb.schema.names
+    parts["record_type"].append((rows, pa.array(np.full(m, rt, np.int16))))
+    parts["type_name"].append((rows, pa.repeat(pa.scalar(info.name), m)))
+    gcol = "group" if "group" in knames else "groupId" if "groupId" in knames else None
+    if gcol is not None:
+        parts["group"].append((rows, kb.column(gcol)))
+    for f in ("topic", "partition"):
+        if f in knames:
+            parts[f].append((rows, kb.column(f).cast(typ.field(f).type)))
+    parts["key"].append((rows, conform(_struct_of(kb), typ.field("key").type)))
+    tomb = sub_null[gsel]
+    parts["value_version"].append((rows, pa.array(vver[rows], mask=tomb)))
+    parts["tombstone"].append((rows, pa.array(tomb)))
+    f0 = pa.array(np.zeros(m, bool))
+    parts["unknown"].append((rows, f0))
+    parts["newer_than_known"].append((rows, f0))
+    # value parts are indexed within idx: map them to rows of the batch
+    pos = np.full(len(idx), -1, np.int64)
+    pos[gsel] = np.arange(m)
+    for name, vp in ((info.value, vparts), ("members", mparts)):
+        for sel, arr in vp:
+            keep = pos[sel] >= 0
+            parts[name].append((rows[pos[sel][keep]], arr if keep.all() else arr.filter(pa.array(keep))))
+    return good
+
+
+def _members(vb: pa.RecordBatch) -> Optional[pa.Array]:
+    """``members`` for GroupMetadataValue rows: the members' decoded subscription and
+    assignment for protocol type "consumer" (null for other protocol types, as
+    kcodec.offsets leaves them), or None when some member needs the exact path."""
+    typ = offsets_type().field("members").type
+    ms = vb.column("members")
+    consumer = pa.compute.equal(vb.column("protocolType"), "consumer").fill_null(False).to_numpy(zero_copy_only=False)
+    start, end = ms.offsets[0].as_py(), ms.offsets[-1].as_py()
+    flat = ms.values.slice(start, end - start)
+    et = typ.value_type
+    subs, bad_s = _embedded(flat.field("subscription"), _SUB, et.field("subscription").type)
+    if subs is None:
+        return None
+    asgs, bad_a = _embedded(flat.field("assignment"), _ASG, et.field("assignment").type)
+    if asgs is None:
+        return None
+    offsets = pa.compute.subtract(ms.offsets, pa.scalar(start, ms.offsets.type))
+    return pa.ListArray.from_arrays(offsets, pa.StructArray.from_arrays([subs, asgs], fields=list(et)),
+                                    type=typ, mask=pa.array(~consumer))
+
+
 def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.StructArray:
     """Decode ``__consumer_offsets`` key/value columns (Kafka types; see :func:`offsets_type`)."""
     typ, types, vtypes = _offsets_layout()
@@ -336,59 +446,17 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
     vver, vhas, vnull = _prefix16(value)
     parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]] = {f.name: [] for f in typ}
     slow: List[np.ndarray] = []
-    oc = types.get(1)
-    if oc is not None:
-        # The hot path: offset commits (type 1) at a known value version, or tombstones.
-        ok_v = vhas & (vver >= 0) & (vver <= oc.value_max)
-        fast = khas & (rtype == 1) & (vnull | ok_v)
-        slow.append(np.flatnonzero(~fast))
-        idx = np.flatnonzero(fast)
+    handled = np.zeros(n, bool)
+    for rt, info in types.items():
+        # Known record types at a known value version (or tombstones): bulk-decoded per
+        # (type, version).  Type 0 (0.8.2) keeps the exact path: its values switch schema.
+        if rt == 0:
+            continue
+        ok_v = vhas & (vver >= 0) & (vver <= info.value_max)
+        idx = np.flatnonzero(khas & (rtype == rt) & (vnull | ok_v))
         if len(idx):
-            all_fast = len(idx) == n
-            kb = _ka.decode(oc.key, key if all_fast else key.take(pa.array(idx)), 0, skip=2)
-            good = ~kb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-            vparts: List[Tuple[np.ndarray, pa.Array]] = []
-            vt = vtypes[oc.value]
-            sub_v, sub_null = vver[idx], vnull[idx]
-            for v in range(oc.value_max + 1):
-                sel = np.flatnonzero(good & ~sub_null & (sub_v == v))
-                if not len(sel):
-                    continue
-                vb = _ka.decode(oc.value, value if all_fast and len(sel) == n else value.take(pa.array(idx[sel])),
-                                v, skip=2)
-                vbad = vb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-                if vbad.any():
-                    good[sel[vbad]] = False
-                    keep = np.flatnonzero(~vbad)
-                    sel, vb = sel[keep], vb.take(pa.array(keep))
-                vparts.append((sel, conform(_struct_of(vb), vt)))
-            gsel = np.flatnonzero(good)
-            slow.append(idx[~good])
-            rows = idx[gsel]
-            if len(gsel) != len(idx):
-                kb = kb.take(pa.array(gsel))
-            m = len(rows)
-            parts["record_type"].append((rows, pa.array(np.ones(m, np.int16))))
-            parts["type_name"].append((rows, pa.repeat(pa.scalar(oc.name), m)))
-            parts["group"].append((rows, kb.column("group")))
-            parts["topic"].append((rows, kb.column("topic")))
-            parts["partition"].append((rows, kb.column("partition")))
-            parts["key"].append((rows, conform(_struct_of(kb), typ.field("key").type)))
-            tomb = sub_null[gsel]
-            vv = pa.array(vver[rows], mask=tomb)
-            parts["value_version"].append((rows, vv))
-            parts["tombstone"].append((rows, pa.array(tomb)))
-            f = pa.array(np.zeros(m, bool))
-            parts["unknown"].append((rows, f))
-            parts["newer_than_known"].append((rows, f))
-            # the value parts are indexed within idx: map to rows of the batch
-            pos = np.full(len(idx), -1, np.int64)
-            pos[gsel] = np.arange(m)
-            for sel, arr in vparts:
-                keep = pos[sel] >= 0
-                parts[oc.value].append((rows[pos[sel][keep]], arr.filter(pa.array(keep)) if not keep.all() else arr))
-    else:   # pragma: no cover - the 4.1.1 specs always have type 1
-        slow.append(np.arange(n))
+            handled[idx] = _fast_type(rt, info, idx, key, value, vver, vnull, n, typ, vtypes[info.value], parts)
+    slow.append(np.flatnonzero(~handled))
     sidx = np.sort(np.concatenate(slow)) if slow else np.zeros(0, np.int64)
     if len(sidx):
         rows_py = []
