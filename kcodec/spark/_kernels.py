@@ -25,7 +25,7 @@ from kcodec.consumer import read_assignment_raw, read_subscription_raw
 from kcodec.errors import KcodecError
 from kcodec.offsets import decode_record, record_types
 
-from ._types import conform, for_spark, union_type
+from ._types import conform, for_spark, nulls, union_type
 
 __all__ = ["PERMISSIVE", "FAILFAST", "check_mode", "message_type", "decode_message",
            "offsets_type", "decode_offsets", "protocol_type", "decode_protocol",
@@ -96,7 +96,7 @@ def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataTyp
     """One array of length ``n`` from pieces placed at row indices; other rows null."""
     parts = [(i, a) for i, a in parts if len(i)]
     if not parts:
-        return pa.nulls(n, typ)
+        return nulls(n, typ)
     if len(parts) == 1 and len(parts[0][0]) == n:     # row indices are sorted and distinct
         return parts[0][1]
     total = sum(len(a) for _, a in parts)
@@ -105,7 +105,7 @@ def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataTyp
     for idx, a in parts:
         pos[idx] = np.arange(base, base + len(a))
         base += len(a)
-    cat = pa.concat_arrays([a for _, a in parts] + [pa.nulls(1, typ)])
+    cat = pa.concat_arrays([a for _, a in parts] + [nulls(1, typ)])
     return cat.take(pa.array(pos))
 
 

@@ -69,6 +69,8 @@ def for_spark(arr: pa.Array, nullable_top: bool = True) -> pa.Array:
 def _relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
     if arr.type == target:
         return arr
+    if arr.null_count == len(arr):       # e.g. the value struct of a record type the batch lacks
+        return nulls(len(arr), target)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(target):
         return pa.StructArray.from_arrays([_relabel(arr.field(i), f.type) for i, f in enumerate(target)],
@@ -79,6 +81,21 @@ def _relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
         values = _relabel(arr.values.slice(start, end - start), target.value_type)
         return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
     return arr.cast(target)
+
+
+_NULLS: "dict[tuple[int, pa.DataType], pa.Array]" = {}
+
+
+def nulls(n: int, t: pa.DataType) -> pa.Array:
+    """``pa.nulls(n, t)``, kept: building an all-null array of a deep struct type costs
+    milliseconds, and every batch needs the same ones (arrays are immutable)."""
+    key = (n, t)
+    a = _NULLS.get(key)
+    if a is None:
+        if len(_NULLS) > 256:
+            _NULLS.clear()
+        a = _NULLS[key] = pa.nulls(n, t)
+    return a
 
 
 def union_type(types: "list[pa.StructType]") -> pa.StructType:
@@ -112,7 +129,7 @@ def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
         have = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
         children = [_no_tags(len(arr), f.type, arr.field(have[f.name]) if f.name in have else None)
                     if f.name == UNKNOWN_TAGS else
-                    conform(arr.field(have[f.name]), f.type) if f.name in have else pa.nulls(len(arr), f.type)
+                    conform(arr.field(have[f.name]), f.type) if f.name in have else nulls(len(arr), f.type)
                     for f in target]
         mask = arr.is_null() if arr.null_count else None
         return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
