@@ -119,6 +119,22 @@ def _fail(what: str, rows: np.ndarray, errors: pa.Array, *inputs: pa.Array) -> N
                         f"[{', '.join(ctx)}]")
 
 
+def _assemble(n: int, typ: pa.StructType, parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]],
+              sidx: np.ndarray, slow_rows: List[Dict[str, Any]], mode: str, what: str,
+              *inputs: pa.Array) -> pa.StructArray:
+    """The result column: bulk parts plus the exact path's rows (``slow_rows`` at
+    ``sidx``); FAILFAST raises on the first row with an ``_error``."""
+    if len(sidx):
+        sarr = pa.array(slow_rows, typ)
+        for j, f in enumerate(typ):
+            parts[f.name].append((sidx, sarr.field(j)))
+    out = pa.StructArray.from_arrays([_merge(n, parts[f.name], f.type) for f in typ], fields=list(typ))
+    err = out.field(ERROR)
+    if mode == FAILFAST and err.null_count < n:
+        _fail(what, np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)), err, *inputs)
+    return out
+
+
 def _struct_of(batch: pa.RecordBatch, drop_error: bool = True) -> pa.StructArray:
     names = [n for n in batch.schema.names if not (drop_error and n == ERROR)]
     return pa.StructArray.from_arrays([batch.column(n) for n in names], names=names)
@@ -232,24 +248,16 @@ def decode_protocol(values: Any, schema: str, *, mode: str = PERMISSIVE) -> pa.S
         for j, f in enumerate(body.type):
             fields[f.name].append((idx, body.field(j)))
     sidx = np.sort(np.concatenate(slow))
+    rows: List[Dict[str, Any]] = []
     if len(sidx):
         reader = read_subscription_raw if schema == _SUB else read_assignment_raw
-        rows: List[Dict[str, Any]] = []
         for i in sidx.tolist():
             try:
                 raw = reader(values[i].as_py())
                 rows.append({"version": raw.version, **_py(raw.value)})
             except KcodecError as e:
                 rows.append({ERROR: str(e)})
-        sarr = pa.array(rows, typ)
-        for j, f in enumerate(typ):
-            fields[f.name].append((sidx, sarr.field(j)))
-    cols = [_merge(n, fields[f.name], f.type) for f in typ]
-    out = pa.StructArray.from_arrays(cols, fields=list(typ))
-    err = out.field(ERROR)
-    if mode == FAILFAST and err.null_count < n:
-        _fail(schema, np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)), err, values)
-    return out
+    return _assemble(n, typ, fields, sidx, rows, mode, schema, values)
 
 
 # --------------------------------------------------------------------------- __consumer_offsets
@@ -458,8 +466,8 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
             handled[idx] = _fast_type(rt, info, idx, key, value, vver, vnull, n, typ, vtypes[info.value], parts)
     slow.append(np.flatnonzero(~handled))
     sidx = np.sort(np.concatenate(slow)) if slow else np.zeros(0, np.int64)
+    rows_py: List[Dict[str, Any]] = []
     if len(sidx):
-        rows_py = []
         for i in sidx.tolist():
             k = key[i].as_py()
             v = value[i].as_py()
@@ -467,16 +475,7 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
                 rows_py.append({})      # a null row stays null (not an error)
                 continue
             rows_py.append(_offsets_row(decode_record(k, v, errors="report")))
-        sarr = pa.array(rows_py, typ)
-        for j, f in enumerate(typ):
-            parts[f.name].append((sidx, sarr.field(j)))
-    cols = [_merge(n, parts[f.name], f.type) for f in typ]
-    out = pa.StructArray.from_arrays(cols, fields=list(typ))
-    err = out.field(ERROR)
-    if mode == FAILFAST and err.null_count < n:
-        _fail("__consumer_offsets record", np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)),
-              err, key, value)
-    return out
+    return _assemble(n, typ, parts, sidx, rows_py, mode, "__consumer_offsets record", key, value)
 
 
 def spark_ready(arr: pa.Array) -> pa.Array:

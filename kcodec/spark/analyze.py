@@ -417,18 +417,15 @@ def write_report(a: Analysis, path: str) -> None:
         return [datetime.fromtimestamp(r["bucket"], timezone.utc) for r in rows]
 
     charts = []
-    fig, ax = plt.subplots(figsize=(8, 3))
-    ax.bar(times(a.rebalances), [r["count"] for r in a.rebalances], width=a.bucket_seconds / 86400, color="#c0392b")
-    ax.set_title("Rebalances (new generations / group epochs) over time")
-    ax.set_ylabel(f"per {a.bucket_seconds} s")
-    fig.autofmt_xdate()
-    charts.append(("Rebalances over time", _chart(fig)))
-    fig, ax = plt.subplots(figsize=(8, 3))
-    ax.bar(times(a.commits), [r["count"] for r in a.commits], width=a.bucket_seconds / 86400, color="#2874a6")
-    ax.set_title("Offset commits over time")
-    ax.set_ylabel(f"per {a.bucket_seconds} s")
-    fig.autofmt_xdate()
-    charts.append(("Commits over time", _chart(fig)))
+    for label, title, rows, color in (
+            ("Rebalances over time", "Rebalances (new generations / group epochs) over time", a.rebalances, "#c0392b"),
+            ("Commits over time", "Offset commits over time", a.commits, "#2874a6")):
+        fig, ax = plt.subplots(figsize=(8, 3))
+        ax.bar(times(rows), [r["count"] for r in rows], width=a.bucket_seconds / 86400, color=color)
+        ax.set_title(title)
+        ax.set_ylabel(f"per {a.bucket_seconds} s")
+        fig.autofmt_xdate()
+        charts.append((label, _chart(fig)))
     fig, ax = plt.subplots(figsize=(8, max(2.5, 0.3 * len(a.groups))))
     ax.barh([g["group_id"] for g in a.groups], [g["members"] for g in a.groups], color="#27ae60")
     ax.set_title("Members per group (now)")
