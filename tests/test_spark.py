@@ -2,7 +2,6 @@
 read_log, the assignor what-ifs and the ``kcodec analyze`` job on one shared session."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil

@@ -23,8 +23,6 @@ except ImportError:
 
 __all__ = ["read_log", "LOG_SCHEMA", "records_of_file", "segment_files"]
 
-parse_control_record = _log.parse_control_record
-Record = _log.Record
 
 _HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
 LOG_SCHEMA = pa.schema([

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import uuid
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 __all__ = ["analyze", "Analysis", "sample_path", "FOLD_SCHEMA"]
 

@@ -11,9 +11,12 @@ null and says why in its ``_error`` field (message, version, field path, byte of
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 from . import _kernels as K
 from ._types import for_spark, spark_type
@@ -22,7 +25,7 @@ __all__ = ["from_consumer_offsets", "from_consumer_subscription", "from_consumer
            "from_kafka_message", "to_kafka_message", "register", "offsets_schema",
            "kafka_message_schema"]
 
-ColumnOrName = Union["Column", str]   # noqa: F821 - pyspark.sql.Column
+ColumnOrName = Union["Column", str]
 
 
 def _arrow_udf(fn: Callable[..., pa.Array], return_type: Any, nargs: int) -> Any:
