@@ -17,6 +17,22 @@ import pyarrow as pa
 __all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "conform"]
 
 
+_BY_ID: "dict[tuple[int, bool], tuple[pa.DataType, pa.DataType]]" = {}
+
+
+def _spark_arrow_type_cached(t: pa.DataType, nullable_top: bool) -> pa.DataType:
+    # Hashing a deep Arrow type costs tens of microseconds: key by identity (the
+    # kernels' types are the same objects every batch) and keep the type alive.
+    hit = _BY_ID.get((id(t), nullable_top))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    r = spark_arrow_type(t, nullable_top)
+    if len(_BY_ID) > 1024:
+        _BY_ID.clear()
+    _BY_ID[(id(t), nullable_top)] = (t, r)
+    return r
+
+
 def spark_arrow_type(t: pa.DataType, nullable_top: bool = False) -> pa.DataType:
     """The Arrow type Spark expects for ``t``: the same values, widened where Spark lacks
     the type, list items named ``element``, nullability kept (``nullable_top``: the
@@ -57,13 +73,14 @@ def spark_type(t: pa.DataType, nullable_top: bool = False) -> Any:
     raise TypeError(f"no Spark type for Arrow {t}")
 
 
-def for_spark(arr: pa.Array, nullable_top: bool = True) -> pa.Array:
+def for_spark(arr: pa.Array, nullable_top: bool = True, arrow_type: "pa.DataType | None" = None) -> pa.Array:
     """``arr`` as Spark expects it (:func:`spark_arrow_type`): leaves cast, structs and
     lists rebuilt around them; vectorised.  (Arrow's cast cannot do this: it refuses a
     non-nullable field holding nulls, which a nested field does under a null parent.)"""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    return _relabel(arr, spark_arrow_type(arr.type, nullable_top))
+    # arrow_type: the (equal) type object the kernel built ``arr`` from, for the cache
+    return _relabel(arr, _spark_arrow_type_cached(arrow_type if arrow_type is not None else arr.type, nullable_top))
 
 
 def _relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -83,18 +100,21 @@ def _relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
     return arr.cast(target)
 
 
-_NULLS: "dict[tuple[int, pa.DataType], pa.Array]" = {}
+_NULLS: "dict[tuple[int, int], tuple[pa.DataType, pa.Array]]" = {}
 
 
 def nulls(n: int, t: pa.DataType) -> pa.Array:
     """``pa.nulls(n, t)``, kept: building an all-null array of a deep struct type costs
-    milliseconds, and every batch needs the same ones (arrays are immutable)."""
-    key = (n, t)
-    a = _NULLS.get(key)
-    if a is None:
-        if len(_NULLS) > 256:
-            _NULLS.clear()
-        a = _NULLS[key] = pa.nulls(n, t)
+    milliseconds, and every batch needs the same ones (arrays are immutable).  Keyed by
+    the type's identity: hashing a deep type is itself slow."""
+    key = (n, id(t))
+    hit = _NULLS.get(key)
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    if len(_NULLS) > 1024:
+        _NULLS.clear()
+    a = pa.nulls(n, t)
+    _NULLS[key] = (t, a)
     return a
 
 

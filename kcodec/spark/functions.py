@@ -56,13 +56,13 @@ def kafka_message_schema(name: str, version: int, newer: str = "error") -> Any:
 
 def _offsets_udf(mode: str) -> Any:
     def f(key: pa.Array, value: pa.Array) -> pa.Array:
-        return for_spark(K.decode_offsets(key, value, mode=mode))
+        return for_spark(K.decode_offsets(key, value, mode=mode), arrow_type=K.offsets_type())
     return _arrow_udf(f, offsets_schema(), 2)
 
 
 def _protocol_udf(schema: str, mode: str) -> Any:
     def f(col: pa.Array) -> pa.Array:
-        return for_spark(K.decode_protocol(col, schema, mode=mode))
+        return for_spark(K.decode_protocol(col, schema, mode=mode), arrow_type=K.protocol_type(schema))
     return _arrow_udf(f, _spark_struct(K.protocol_type(schema)), 1)
 
 
