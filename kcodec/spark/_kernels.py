@@ -92,11 +92,13 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataType) -> pa.Array:
-    """One array of length ``n`` from pieces placed at row indices; other rows null."""
+def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataType,
+           key: Optional[Tuple[Any, ...]] = None) -> pa.Array:
+    """One array of length ``n`` from pieces placed at row indices; other rows null
+    (``key``: names ``typ`` for :func:`nulls`)."""
     parts = [(i, a) for i, a in parts if len(i)]
     if not parts:
-        return nulls(n, typ)
+        return nulls(n, typ, key)
     if len(parts) == 1 and len(parts[0][0]) == n:     # row indices are sorted and distinct
         return parts[0][1]
     total = sum(len(a) for _, a in parts)
@@ -105,7 +107,7 @@ def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataTyp
     for idx, a in parts:
         pos[idx] = np.arange(base, base + len(a))
         base += len(a)
-    cat = pa.concat_arrays([a for _, a in parts] + [nulls(1, typ)])
+    cat = pa.concat_arrays([a for _, a in parts] + [nulls(1, typ, key)])
     return cat.take(pa.array(pos))
 
 
@@ -128,7 +130,9 @@ def _assemble(n: int, typ: pa.StructType, parts: Dict[str, List[Tuple[np.ndarray
         sarr = pa.array(slow_rows, typ)
         for j, f in enumerate(typ):
             parts[f.name].append((sidx, sarr.field(j)))
-    out = pa.StructArray.from_arrays([_merge(n, parts[f.name], f.type) for f in typ], fields=list(typ))
+    # typ is a cached layout object, so its id names it for the all-null arrays
+    out = pa.StructArray.from_arrays([_merge(n, parts[f.name], f.type, (id(typ), f.name)) for f in typ],
+                                     fields=list(typ))
     err = out.field(ERROR)
     if mode == FAILFAST and err.null_count < n:
         _fail(what, np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)), err, *inputs)

@@ -80,41 +80,45 @@ def for_spark(arr: pa.Array, nullable_top: bool = True, arrow_type: "pa.DataType
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     # arrow_type: the (equal) type object the kernel built ``arr`` from, for the cache
-    return _relabel(arr, _spark_arrow_type_cached(arrow_type if arrow_type is not None else arr.type, nullable_top))
+    target = _spark_arrow_type_cached(arrow_type if arrow_type is not None else arr.type, nullable_top)
+    return _relabel(arr, target, (id(target),) if arrow_type is not None else None)
 
 
-def _relabel(arr: pa.Array, target: pa.DataType) -> pa.Array:
+def _relabel(arr: pa.Array, target: pa.DataType, key: "tuple[Any, ...] | None" = None) -> pa.Array:
     if arr.type == target:
         return arr
     if arr.null_count == len(arr):       # e.g. the value struct of a record type the batch lacks
-        return nulls(len(arr), target)
+        return nulls(len(arr), target, key)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(target):
-        return pa.StructArray.from_arrays([_relabel(arr.field(i), f.type) for i, f in enumerate(target)],
-                                          fields=list(target), mask=mask)
+        return pa.StructArray.from_arrays(
+            [_relabel(arr.field(i), f.type, None if key is None else key + (i,)) for i, f in enumerate(target)],
+            fields=list(target), mask=mask)
     if pa.types.is_list(target):
         start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
         offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type)).cast(pa.int32())
-        values = _relabel(arr.values.slice(start, end - start), target.value_type)
+        values = _relabel(arr.values.slice(start, end - start), target.value_type,
+                          None if key is None else key + ("item",))
         return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
     return arr.cast(target)
 
 
-_NULLS: "dict[tuple[int, int], tuple[pa.DataType, pa.Array]]" = {}
+_NULLS: "dict[tuple[Any, ...], pa.Array]" = {}
 
 
-def nulls(n: int, t: pa.DataType) -> pa.Array:
-    """``pa.nulls(n, t)``, kept: building an all-null array of a deep struct type costs
-    milliseconds, and every batch needs the same ones (arrays are immutable).  Keyed by
-    the type's identity: hashing a deep type is itself slow."""
-    key = (n, id(t))
-    hit = _NULLS.get(key)
-    if hit is not None and hit[0] is t:
-        return hit[1]
-    if len(_NULLS) > 1024:
-        _NULLS.clear()
-    a = pa.nulls(n, t)
-    _NULLS[key] = (t, a)
+def nulls(n: int, t: pa.DataType, key: "tuple[Any, ...] | None" = None) -> pa.Array:
+    """``pa.nulls(n, t)``; with ``key`` (naming ``t`` cheaply: hashing a deep Arrow type is
+    itself slow, and pyarrow hands out a new type object on every access) kept, as
+    building an all-null array of a deep struct type costs milliseconds and every batch
+    needs the same ones (arrays are immutable)."""
+    if key is None:
+        return pa.nulls(n, t)
+    k = (n,) + key
+    a = _NULLS.get(k)
+    if a is None:
+        if len(_NULLS) > 1024:
+            _NULLS.clear()
+        a = _NULLS[k] = pa.nulls(n, t)
     return a
 
 
