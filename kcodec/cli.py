@@ -25,6 +25,7 @@ _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
     "kcodec.consumer.cli": None,
     "kcodec.kraft.cli": None,
     "kcodec.streams.cli": None,
+    "kcodec.spark.cli": ("spark", ("pyspark",)),
 }
 
 

@@ -1,0 +1,191 @@
+"""kcodec's Spark column functions against Spark's own floor and a row-at-a-time UDF.
+
+    python3 bench/bench_spark.py [--rows 4000000] [--udf-rows 400000] [--out bench/results/spark.md]
+
+In one process on ``local[2]``: a generated DataFrame of ``__consumer_offsets`` key/value
+pairs (offset commits as Kafka 4.1.1 writes them, plus a share of group metadata records,
+cached in memory first) through
+
+(a) ``kcodec.spark.from_consumer_offsets`` (Arrow UDF, C bulk decoder);
+(b) a plain row-at-a-time Python UDF calling ``kcodec.decode`` on key and value;
+(c) an Arrow pass-through UDF that decodes nothing (Spark's own floor for moving the
+    bytes to Python and back).
+
+Each variant's output is forced with an aggregate over one of its fields.  (b) runs on the
+first ``--udf-rows`` rows only (it is slow) and is compared by rate.  Peak memory comes
+from Spark's executor metrics (JVM heap and the Python workers' RSS), read from the
+status REST API after each variant (peaks are cumulative in the order c, a, b).
+Targets (issue 10): (a) within 1.5x of (c); (a) at least 10x faster than (b).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import struct
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import pyarrow as pa  # noqa: E402
+
+import kcodec  # noqa: E402
+
+
+def _pool(n: int = 20000, every: int = 20):
+    """Distinct key/value pairs: 95% offset commits (v4, Kafka's current), 5% classic
+    group metadata (v3) with two members."""
+    from kcodec.consumer import Assignment, Subscription, TopicPartition, encode_assignment, encode_subscription
+    out = []
+    for i in range(n):
+        g = f"group-{i % 997}"
+        if not every or i % every:
+            k = struct.pack(">h", 1) + kcodec.encode("OffsetCommitKey", {"group": g, "topic": f"topic-{i % 61}",
+                                                                         "partition": i % 24}, 0)
+            v = struct.pack(">h", 4) + kcodec.encode("OffsetCommitValue", {
+                "offset": i * 7, "metadata": "" if i % 3 else "m", "commitTimestamp": 1795344091343 + i}, 4)
+        else:
+            sub = encode_subscription(Subscription(["orders", "payments"]))
+            asg = encode_assignment(Assignment([TopicPartition("orders", 0), TopicPartition("payments", 1)]))
+            members = [{"memberId": f"{g}-c{j}", "groupInstanceId": None, "clientId": f"c{j}",
+                        "clientHost": "/10.0.0.1", "rebalanceTimeout": 300000, "sessionTimeout": 45000,
+                        "subscription": sub, "assignment": asg} for j in range(2)]
+            k = struct.pack(">h", 2) + kcodec.encode("GroupMetadataKey", {"group": g}, 0)
+            v = struct.pack(">h", 3) + kcodec.encode("GroupMetadataValue", {
+                "protocolType": "consumer", "generation": i, "protocol": "range", "leader": f"{g}-c0",
+                "currentStateTimestamp": 1795344091343, "members": members}, 3)
+        out.append((i, bytearray(k), bytearray(v)))
+    return out
+
+
+def _peaks(spark):
+    """Peak executor metrics so far (MB), from the status REST API."""
+    url = spark.sparkContext.uiWebUrl
+    if not url:
+        return {}
+    app = spark.sparkContext.applicationId
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{app}/executors", timeout=10) as r:
+            ex = json.load(r)
+    except OSError:
+        return {}
+    peak = {}
+    for e in ex:
+        for k, v in (e.get("peakMemoryMetrics") or {}).items():
+            peak[k] = max(peak.get(k, 0), v)
+    return {"jvm_heap_mb": peak.get("JVMHeapMemory", 0) / 2**20,
+            "python_rss_mb": peak.get("ProcessTreePythonRSSMemory", 0) / 2**20}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=4_000_000)
+    ap.add_argument("--udf-rows", type=int, default=400_000)
+    ap.add_argument("--group-metadata-every", type=int, default=20,
+                    help="one GroupMetadata record per N (0: offset commits only)")
+    ap.add_argument("--repeat", type=int, default=2, help="timed runs per variant (best is kept)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "spark.md"))
+    args = ap.parse_args(argv)
+
+    from pyspark.sql import SparkSession, functions as F, types as T
+    from kcodec.spark import from_consumer_offsets
+
+    spark = (SparkSession.builder.master("local[2]").appName("kcodec-bench")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "4g")
+             .config("spark.executor.processTreeMetrics.enabled", "true")
+             .config("spark.executor.metrics.pollingInterval", "500ms")
+             .config("spark.executor.heartbeatInterval", "1s")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    pool = _pool(every=args.group_metadata_every)
+    pdf = spark.createDataFrame(pool, "k long, key binary, value binary")
+    df = (spark.range(args.rows, numPartitions=8).withColumn("k", F.col("id") % len(pool))
+          .join(F.broadcast(pdf), "k").select("id", "key", "value").cache())
+    t = time.perf_counter()
+    n = df.count()
+    print(f"generated {n:,} rows in {time.perf_counter() - t:.1f} s", flush=True)
+
+    @F.arrow_udf(T.BinaryType())
+    def passthrough(v: pa.Array) -> pa.Array:
+        return v
+
+    @F.udf(T.StructType([T.StructField("group", T.StringType()), T.StructField("offset", T.LongType())]))
+    def row_udf(key, value):
+        k = bytes(key)
+        rt = struct.unpack_from(">h", k)[0]
+        if rt not in (0, 1, 2):
+            return None
+        kd = kcodec.decode("OffsetCommitKey" if rt < 2 else "GroupMetadataKey", k[2:], 0)
+        if value is None:
+            return (kd["group"], None)
+        v = bytes(value)
+        vv = struct.unpack_from(">h", v)[0]
+        vd = kcodec.decode("OffsetCommitValue" if rt < 2 else "GroupMetadataValue", v[2:], vv)
+        return (kd["group"], vd.get("offset"))
+
+    variants = {
+        "c": ("Arrow pass-through (decodes nothing)", df,
+              lambda d: d.select(passthrough("value").alias("x")).agg(F.count("x"))),
+        "a": ("kcodec.spark.from_consumer_offsets", df,
+              lambda d: d.select(from_consumer_offsets("key", "value").alias("r"))
+              .agg(F.sum("r.OffsetCommitValue.offset"), F.count("r.group"))),
+        "b": ("row-at-a-time Python UDF, kcodec.decode", df.limit(args.udf_rows).cache(),
+              lambda d: d.select(row_udf("key", "value").alias("r")).agg(F.sum("r.offset"))),
+    }
+    results = {}
+    for name in ("c", "a", "b"):
+        label, data, q = variants[name]
+        rows = data.count()
+        q(data.limit(1000)).collect()          # warm the Python workers
+        best = float("inf")
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            q(data).collect()
+            best = min(best, time.perf_counter() - t)
+        time.sleep(2.5)                        # let a heartbeat carry the metrics
+        results[name] = {"label": label, "rows": rows, "seconds": best, "rate": rows / best,
+                         "per_core": rows / best / 2, **_peaks(spark)}
+        print(f"({name}) {label}: {rows:,} rows in {best:.2f} s = {rows / best:,.0f} rows/s", flush=True)
+    a, b, c = results["a"], results["b"], results["c"]
+    slow = c["rate"] / a["rate"]
+    fast = a["rate"] / b["rate"]
+    lines = [
+        "# Spark: kcodec column functions vs Spark's floor and a row-at-a-time UDF",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on the project's 2-core Linux VM (shared with other work), "
+        f"Python {platform.python_version()}, PySpark {__import__('pyspark').__version__}, `local[2]`, "
+        f"`python3 bench/bench_spark.py --rows {args.rows} --udf-rows {args.udf_rows}`.",
+        "Input: generated `__consumer_offsets` key/value pairs (95% OffsetCommit v4, 5% GroupMetadata v3 with "
+        "two consumer members), cached in memory. Best of "
+        f"{args.repeat} runs; (b) on its first {args.udf_rows:,} rows, compared by rate.",
+        "Peak memory: Spark executor metrics (cumulative in the order c, a, b).",
+        "",
+        "| variant | rows | s | records/s | records/s per core | peak JVM heap MB | peak Python RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in ("a", "b", "c"):
+        r = results[name]
+        lines.append(f"| ({name}) {r['label']} | {r['rows']:,} | {r['seconds']:.2f} | {r['rate']:,.0f} | "
+                     f"{r['per_core']:,.0f} | {r.get('jvm_heap_mb', 0):,.0f} | {r.get('python_rss_mb', 0):,.0f} |")
+    lines += [
+        "",
+        f"- (a) takes {slow:.2f}x the time of (c) per record (target: within 1.5x): "
+        f"{'met' if slow <= 1.5 else 'NOT met'}.",
+        f"- (a) is {fast:.1f}x faster than (b) (target: at least 10x): {'met' if fast >= 10 else 'NOT met'}.",
+        "",
+    ]
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

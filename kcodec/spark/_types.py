@@ -1,0 +1,185 @@
+"""Arrow <-> Spark types, in one place.
+
+kcodec's Arrow decoder (:mod:`kcodec.arrow`) keeps Kafka's types exactly: ``uint16`` /
+``uint32`` as unsigned Arrow integers and ``uuid`` as ``fixed_size_binary(16)``.  Spark has
+neither unsigned integers nor fixed-size binary, so every array leaving kcodec for Spark
+goes through :func:`for_spark`: one vectorised ``pyarrow`` cast to the widened type
+(``uint16`` -> ``int32``, ``uint32`` -> ``int64``, ``fixed_size_binary`` -> ``binary``,
+large variants -> regular), never a loop over rows.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "conform"]
+
+
+_BY_ID: "dict[tuple[int, bool], tuple[pa.DataType, pa.DataType]]" = {}
+
+
+def _spark_arrow_type_cached(t: pa.DataType, nullable_top: bool) -> pa.DataType:
+    # Hashing a deep Arrow type costs tens of microseconds: key by identity (the
+    # kernels' types are the same objects every batch) and keep the type alive.
+    hit = _BY_ID.get((id(t), nullable_top))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    r = spark_arrow_type(t, nullable_top)
+    if len(_BY_ID) > 1024:
+        _BY_ID.clear()
+    _BY_ID[(id(t), nullable_top)] = (t, r)
+    return r
+
+
+def spark_arrow_type(t: pa.DataType, nullable_top: bool = False) -> pa.DataType:
+    """The Arrow type Spark expects for ``t``: the same values, widened where Spark lacks
+    the type, list items named ``element``, nullability kept (``nullable_top``: the
+    top-level struct's fields made nullable, as :func:`spark_type` does)."""
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, spark_arrow_type(f.type), nullable_top or f.nullable) for f in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(pa.field("element", spark_arrow_type(t.value_type), t.value_field.nullable))
+    if t == pa.uint8():
+        return pa.int16()
+    if t == pa.uint16():
+        return pa.int32()
+    if t in (pa.uint32(), pa.uint64()):
+        return pa.int64()
+    if pa.types.is_fixed_size_binary(t) or pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_string(t):
+        return pa.string()
+    return t
+
+
+def spark_type(t: pa.DataType, nullable_top: bool = False) -> Any:
+    """The Spark SQL type of Arrow type ``t`` (through :func:`spark_arrow_type`).
+    ``nullable_top``: make the top-level struct's fields nullable (a bad row nulls them)."""
+    from pyspark.sql import types as T
+    if pa.types.is_struct(t):
+        return T.StructType([T.StructField(f.name, spark_type(f.type), nullable_top or f.nullable) for f in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return T.ArrayType(spark_type(t.value_type), t.value_field.nullable)
+    t = spark_arrow_type(t)
+    simple = {pa.int8(): T.ByteType(), pa.int16(): T.ShortType(), pa.int32(): T.IntegerType(),
+              pa.int64(): T.LongType(), pa.float32(): T.FloatType(), pa.float64(): T.DoubleType(),
+              pa.bool_(): T.BooleanType(), pa.string(): T.StringType(), pa.binary(): T.BinaryType()}
+    if t in simple:
+        return simple[t]
+    if pa.types.is_timestamp(t):
+        return T.TimestampType()
+    raise TypeError(f"no Spark type for Arrow {t}")
+
+
+def for_spark(arr: pa.Array, nullable_top: bool = True, arrow_type: "pa.DataType | None" = None) -> pa.Array:
+    """``arr`` as Spark expects it (:func:`spark_arrow_type`): leaves cast, structs and
+    lists rebuilt around them; vectorised.  (Arrow's cast cannot do this: it refuses a
+    non-nullable field holding nulls, which a nested field does under a null parent.)"""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    # arrow_type: the (equal) type object the kernel built ``arr`` from, for the cache
+    target = _spark_arrow_type_cached(arrow_type if arrow_type is not None else arr.type, nullable_top)
+    return _relabel(arr, target, (id(target),) if arrow_type is not None else None)
+
+
+def _relabel(arr: pa.Array, target: pa.DataType, key: "tuple[Any, ...] | None" = None) -> pa.Array:
+    if arr.type == target:
+        return arr
+    if arr.null_count == len(arr):       # e.g. the value struct of a record type the batch lacks
+        return nulls(len(arr), target, key)
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(target):
+        return pa.StructArray.from_arrays(
+            [_relabel(arr.field(i), f.type, None if key is None else key + (i,)) for i, f in enumerate(target)],
+            fields=list(target), mask=mask)
+    if pa.types.is_list(target):
+        start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
+        offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type)).cast(pa.int32())
+        values = _relabel(arr.values.slice(start, end - start), target.value_type,
+                          None if key is None else key + ("item",))
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    return arr.cast(target)
+
+
+_NULLS: "dict[tuple[Any, ...], pa.Array]" = {}
+
+
+def nulls(n: int, t: pa.DataType, key: "tuple[Any, ...] | None" = None) -> pa.Array:
+    """``pa.nulls(n, t)``; with ``key`` (naming ``t`` cheaply: hashing a deep Arrow type is
+    itself slow, and pyarrow hands out a new type object on every access) kept, as
+    building an all-null array of a deep struct type costs milliseconds and every batch
+    needs the same ones (arrays are immutable)."""
+    if key is None:
+        return pa.nulls(n, t)
+    k = (n,) + key
+    a = _NULLS.get(k)
+    if a is None:
+        if len(_NULLS) > 1024:
+            _NULLS.clear()
+        a = _NULLS[k] = pa.nulls(n, t)
+    return a
+
+
+def union_type(types: "list[pa.StructType]") -> pa.StructType:
+    """One struct type holding every field of ``types`` (first type's order, then fields
+    only older versions have), recursively; used to give all versions of a message one
+    column type.  Fields absent from some version are nullable."""
+    names: "dict[str, list[pa.Field]]" = {}
+    for t in types:
+        for f in t:
+            names.setdefault(f.name, []).append(f)
+    out = []
+    for name, fs in names.items():
+        ft = [f.type for f in fs]
+        if all(pa.types.is_struct(x) for x in ft):
+            typ: pa.DataType = union_type(ft)
+        elif all(pa.types.is_list(x) and pa.types.is_struct(x.value_type) for x in ft):
+            typ = pa.list_(pa.field("item", union_type([x.value_type for x in ft]),
+                                    any(x.value_field.nullable for x in ft)))
+        else:
+            typ = ft[0]
+        out.append(pa.field(name, typ, nullable=len(fs) < len(types) or any(f.nullable for f in fs)))
+    return pa.struct(out)
+
+
+def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` (a struct/list array of one message version) reshaped to ``target`` (a
+    :func:`union_type`): missing fields become nulls; vectorised, recursive."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
+        have = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
+        children = [_no_tags(len(arr), f.type, arr.field(have[f.name]) if f.name in have else None)
+                    if f.name == UNKNOWN_TAGS else
+                    conform(arr.field(have[f.name]), f.type) if f.name in have else nulls(len(arr), f.type)
+                    for f in target]
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if pa.types.is_list(target) and pa.types.is_list(arr.type):
+        start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
+        offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
+        values = conform(arr.values.slice(start, end - start), target.value_type)
+        mask = arr.is_null() if arr.null_count else None
+        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
+    return arr if arr.type == target else arr.cast(target)
+
+
+UNKNOWN_TAGS = "_unknown_tagged_fields"
+
+
+def _no_tags(n: int, t: pa.DataType, arr: "pa.Array | None") -> pa.Array:
+    """Unknown tagged fields as an empty list, never null, whatever version a row came
+    from (a version without tagged fields has none), so all paths give the same rows."""
+    if arr is None:
+        return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], t.value_type), type=t)
+    if arr.null_count == 0 and arr.type == t:
+        return arr
+    start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
+    offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
+    values = arr.values.slice(start, end - start)
+    if values.type != t.value_type:
+        values = pa.StructArray.from_arrays([values.field(i) for i in range(values.type.num_fields)],
+                                            fields=list(t.value_type))
+    return pa.ListArray.from_arrays(offsets, values, type=t)

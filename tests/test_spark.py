@@ -1,0 +1,444 @@
+"""kcodec.spark: the column functions' kernels (no Spark), then the Spark functions, SQL,
+read_log, the assignor what-ifs and the ``kcodec analyze`` job on one shared session."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+import kcodec
+from kcodec.consumer import read_assignment_raw, read_subscription_raw
+from kcodec.errors import KcodecError
+from kcodec.offsets import decode_record, fold_log
+
+from ._shared import fixtures_dir, read_jsonl, vectors_dir
+
+K = pytest.importorskip("kcodec.spark._kernels")
+from kcodec.spark._types import for_spark, spark_arrow_type  # noqa: E402
+
+FIX = fixtures_dir()
+OFFSETS = FIX / "consumer_offsets"
+needs_fixtures = pytest.mark.skipif(not OFFSETS.exists(), reason="shared fixtures missing")
+
+
+def _norm(v):
+    """Rows from Arrow or Spark in one comparable form."""
+    if hasattr(v, "asDict"):
+        return _norm(v.asDict(recursive=True))
+    if isinstance(v, dict):
+        return {k: _norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    return v
+
+
+def _strip(v):
+    """Without empty unknown-tagged-field lists (kcodec's dicts leave them out)."""
+    if isinstance(v, dict):
+        return {k: _strip(x) for k, x in v.items() if not (k == "_unknown_tagged_fields" and not x)}
+    if isinstance(v, list):
+        return [_strip(x) for x in v]
+    return v
+
+
+def _fixture_pairs():
+    out = []
+    for r in read_jsonl(OFFSETS / "segment_records.jsonl"):
+        if r.get("is_control"):
+            continue
+        k = bytes.fromhex(r["key_hex"]) if r.get("key_hex") is not None else None
+        v = bytes.fromhex(r["value_hex"]) if r.get("value_hex") is not None else None
+        out.append((k, v))
+    return out
+
+
+def _expected_offsets(pairs):
+    rows = [K._offsets_row(decode_record(k, v, errors="report")) for k, v in pairs]
+    return pa.array(rows, K.offsets_type()).to_pylist()
+
+
+# --------------------------------------------------------------------------- kernels (no Spark)
+
+@needs_fixtures
+@pytest.mark.parametrize("binary", [pa.binary(), pa.large_binary()], ids=["binary", "large_binary"])
+def test_offsets_kernel_equals_single_record_api(binary):
+    pairs = _fixture_pairs()
+    assert len(pairs) > 300
+    got = K.decode_offsets(pa.array([k for k, _ in pairs], binary), pa.array([v for _, v in pairs], binary))
+    exp = _expected_offsets(pairs)
+    assert got.to_pylist() == exp
+    kinds = {r["type_name"] for r in exp}
+    assert {"OffsetCommit", "GroupMetadata", "ConsumerGroupMemberMetadata"} <= kinds
+    # members of classic consumer groups come with decoded subscriptions/assignments
+    gm = [r for r in exp if r["GroupMetadataValue"] and r["GroupMetadataValue"]["members"]]
+    assert gm and gm[0]["members"][0]["subscription"]["value"]["topics"]
+
+
+def _vectors():
+    return [v for v in read_jsonl(vectors_dir() / "messages.jsonl")]
+
+
+def _expected_message(name, version, data):
+    try:
+        return {**K._py(kcodec.decode(name, data, version)), "_error": None}
+    except KcodecError as e:
+        return {"_error": str(e)}
+
+
+@pytest.mark.skipif(not (vectors_dir() / "messages.jsonl").exists(), reason="shared vectors missing")
+def test_message_kernel_agrees_with_decode_on_every_vector():
+    vecs = _vectors()
+    groups = {}
+    for v in vecs:
+        groups.setdefault((v["schema"], v["version"]), []).append(bytes.fromhex(v["hex"]))
+    n = 0
+    for (name, version), datas in groups.items():
+        got = K.decode_message(pa.array(datas, pa.binary()), name, version).to_pylist()
+        for g, d in zip(got, datas):
+            exp = _expected_message(name, version, d)
+            assert exp["_error"] is None, (name, version)
+            assert _strip(g) == _strip(exp), (name, version)
+            n += 1
+        # the Spark-side cast takes every type Kafka has
+        for_spark(K.decode_message(pa.array(datas, pa.binary()), name, version))
+    assert n == len(vecs) > 1000
+
+
+def test_types_for_spark():
+    t = pa.struct([("a", pa.uint16()), ("b", pa.uint32()), ("id", pa.binary(16)),
+                   ("l", pa.list_(pa.struct([pa.field("x", pa.uint16(), nullable=False)])))])
+    st = spark_arrow_type(t)
+    assert [f.type for f in st][:3] == [pa.int32(), pa.int64(), pa.binary()]
+    arr = pa.array([{"a": 65535, "b": 4294967295, "id": b"\x01" * 16, "l": [{"x": 7}]}, None], t)
+    out = for_spark(arr)
+    assert out.to_pylist() == [{"a": 65535, "b": 4294967295, "id": b"\x01" * 16, "l": [{"x": 7}]}, None]
+
+
+def _bad_rows():
+    key = struct.pack(">h", 1) + kcodec.encode("OffsetCommitKey", {"group": "g", "topic": "t", "partition": 3}, 0)
+    val = struct.pack(">h", 4) + kcodec.encode("OffsetCommitValue", {"offset": 42, "commitTimestamp": 7}, 4)
+    flipped = bytearray(val)
+    flipped[-1] ^= 0x05        # the tagged-field count: 5 fields that are not there
+    unknown = struct.pack(">h", 99) + b"whatever"
+    return key, val, [(key, val), (key, val[:9]), (key, bytes(flipped)), (unknown, b"\x00\x00xyz"), (key[:1], val),
+                      (key, None)]
+
+
+def test_permissive_and_failfast_offsets():
+    key, val, rows = _bad_rows()
+    keys = pa.array([k for k, _ in rows], pa.binary())
+    vals = pa.array([v for _, v in rows], pa.binary())
+    out = K.decode_offsets(keys, vals).to_pylist()
+    assert out[0]["OffsetCommitValue"]["offset"] == 42 and out[0]["_error"] is None
+    # truncated: null value, the reason names message, version, field and byte offset
+    assert out[1]["OffsetCommitValue"] is None
+    assert re.search(r"OffsetCommitValue v4, field \w+, byte offset \d+", out[1]["_error"])
+    assert out[2]["OffsetCommitValue"] is None and out[2]["_error"]
+    # an unknown record type is data, not an error (KIP-915)
+    assert out[3]["unknown"] and out[3]["record_type"] == 99 and out[3]["_error"] is None
+    assert out[4]["_error"].startswith("key:")
+    assert out[5]["tombstone"] and out[5]["group"] == "g" and out[5]["_error"] is None
+    assert len(out) == len(rows)       # nothing dropped
+    for r, (k, v) in zip(out, rows):
+        assert r["_error"] == decode_record(k, v, errors="report").error
+    with pytest.raises(K.FailFastError, match=r"row 1 of the batch .*OffsetCommitValue v4"):
+        K.decode_offsets(keys, vals, mode=K.FAILFAST)
+
+
+def test_protocol_kernel_matches_consumer_protocol():
+    subs = [kcodec.encode("ConsumerProtocolSubscription",
+                          {"topics": ["a", "b"], "ownedPartitions": [{"topic": "a", "partitions": [0, 1]}],
+                           "generationId": 5, "rackId": "r1"}, v) for v in range(4)]
+    datas = [struct.pack(">h", v) + s for v, s in enumerate(subs)]
+    datas += [struct.pack(">h", 7) + subs[3] + b"future", datas[3] + b"tail", b"\x00", struct.pack(">h", -1), None]
+    got = K.decode_protocol(pa.array(datas, pa.binary()), "ConsumerProtocolSubscription").to_pylist()
+    for g, d in zip(got, datas):
+        if d is None:
+            assert g["_error"] is None and g["version"] is None
+            continue
+        try:
+            raw = read_subscription_raw(d)
+        except KcodecError as e:
+            assert g["_error"] == str(e)
+            continue
+        assert g["_error"] is None and g["version"] == raw.version
+        exp = _strip(K._py(raw.value))
+        assert {k: g[k] for k in exp} == exp
+    asg = struct.pack(">h", 1) + kcodec.encode("ConsumerProtocolAssignment",
+                                               {"assignedPartitions": [{"topic": "a", "partitions": [2]}]}, 1)
+    g = K.decode_protocol(pa.array([asg]), "ConsumerProtocolAssignment").to_pylist()[0]
+    assert g["assignedPartitions"] == _strip(K._py(read_assignment_raw(asg).value))["assignedPartitions"]
+
+
+# --------------------------------------------------------------------------- Spark
+
+pyspark = pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+    s = (SparkSession.builder.master("local[2]").appName("kcodec-tests")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def offsets_df(spark):
+    from kcodec.spark import read_log
+    return read_log(spark, str(OFFSETS / "segments")).cache()
+
+
+def _dump_counts(path: Path):
+    """Records per segment file as kafka-dump-log counts them (sum of batch counts)."""
+    counts, cur = {}, None
+    for line in path.read_text().splitlines():
+        if line.startswith("Dumping "):
+            cur = line.split(" ", 1)[1].strip()
+            counts[cur] = 0
+        elif line.startswith("baseOffset:"):
+            counts[cur] += int(re.search(r" count: (\d+)", line).group(1))
+    return counts
+
+
+@needs_fixtures
+@pytest.mark.parametrize("tree,dump", [
+    ("consumer_offsets/segments", "consumer_offsets/kafka-dump-log.txt"),
+    ("cluster_metadata/segments", "cluster_metadata/kafka-dump-log.txt"),
+    ("other_internal/segments", None),
+])
+def test_read_log_counts_match_kafka_dump_log(spark, tree, dump):
+    from pyspark.sql import functions as F
+    from kcodec.spark import read_log
+    df = read_log(spark, str(FIX / tree))
+    got = {r["f"]: r["n"] for r in df.where(F.col("error").isNull())
+           .groupBy(F.regexp_extract("file", r"((?:[^/]+-\d+/)?[^/]+)$", 1).alias("f"))
+           .agg(F.count("*").alias("n")).collect()}
+    if dump is None:
+        exp = {}
+        for d in FIX.glob(tree.split("/")[0] + "/*.kafka-dump-log.txt"):
+            exp.update(_dump_counts(d))
+    else:
+        exp = _dump_counts(FIX / dump)
+    exp = {k: v for k, v in exp.items() if v}
+    assert got == exp
+    assert df.where(F.col("error").isNotNull()).count() == 0
+    if tree.startswith("consumer_offsets"):
+        row = df.where("partition = 0 and offset = 3").first()
+        assert row.topic == "__consumer_offsets" and row.key[:2] == b"\x00\x01" and not row.is_control
+        assert df.where("is_control").select("control_type").distinct().count() >= 1
+
+
+@needs_fixtures
+def test_read_log_corrupted_copy_loses_no_readable_record(spark, tmp_path):
+    from pyspark.sql import functions as F
+    from kcodec.spark import read_log
+    src = OFFSETS / "segments"
+    dst = tmp_path / "segments"
+    shutil.copytree(src, dst)
+    for p in dst.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    seg = dst / "__consumer_offsets-27" / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[460] ^= 0x55                  # inside the second batch's records: its CRC no longer matches
+    seg.write_bytes(bytes(data))
+    good = read_log(spark, str(src)).where(F.col("error").isNull()).select("partition", "offset")
+    bad = read_log(spark, str(dst))
+    errors = bad.where(F.col("error").isNotNull()).collect()
+    assert errors and all(e.partition == 27 for e in errors)
+    assert "bad_crc" in errors[0].error or "crc" in errors[0].error.lower()
+    kept = bad.where(F.col("error").isNull()).select("partition", "offset")
+    # every record outside the damaged partition survives, and the damaged one keeps its readable records
+    assert good.where("partition != 27").subtract(kept).count() == 0
+    assert kept.where("partition = 27").count() > 0
+
+
+@needs_fixtures
+def test_from_consumer_offsets_equals_single_record_api(spark, offsets_df):
+    from kcodec.spark import from_consumer_offsets
+    rows = (offsets_df.where("not is_control")
+            .select("partition", "offset", "key", "value", from_consumer_offsets("key", "value").alias("r"))
+            .orderBy("partition", "offset").collect())
+    assert len(rows) > 300
+    pairs = [(bytes(r.key), None if r.value is None else bytes(r.value)) for r in rows]
+    exp = [for_spark(pa.array([e], K.offsets_type())).to_pylist()[0] for e in _expected_offsets(pairs)]
+    for r, e in zip(rows, exp):
+        assert _norm(r.r) == _norm(e), (r.partition, r.offset)
+
+
+@needs_fixtures
+def test_subscription_and_assignment_columns(spark, offsets_df):
+    from pyspark.sql import functions as F
+    from kcodec.spark import from_consumer_assignment, from_consumer_offsets, from_consumer_subscription
+    m = (offsets_df.where("not is_control").select(from_consumer_offsets("key", "value").alias("r"))
+         .where("r.GroupMetadataValue.protocolType = 'consumer'")
+         .select(F.explode("r.GroupMetadataValue.members").alias("m"))
+         .select("m.subscription", "m.assignment",
+                 from_consumer_subscription("m.subscription").alias("s"),
+                 from_consumer_assignment("m.assignment").alias("a")).collect())
+    assert len(m) > 5
+    for row in m:
+        raw = read_subscription_raw(bytes(row.subscription))
+        assert row.s.version == raw.version and row.s._error is None
+        assert list(row.s.topics) == raw.value["topics"]
+        asg = read_assignment_raw(bytes(row.assignment))
+        assert _strip(_norm(row.a.assignedPartitions)) == _strip(K._py(asg.value)["assignedPartitions"])
+
+
+@pytest.mark.skipif(not (vectors_dir() / "messages.jsonl").exists(), reason="shared vectors missing")
+def test_from_kafka_message_and_back_on_vectors(spark):
+    from pyspark.sql import functions as F
+    from kcodec.spark import from_kafka_message, to_kafka_message
+    names = ("OffsetCommitValue", "ConsumerGroupMemberMetadataValue", "ConsumerProtocolSubscription")
+    vecs = [v for v in _vectors() if v["schema"] in names]
+    df = spark.createDataFrame([(v["schema"], v["version"], bytearray.fromhex(v["hex"])) for v in vecs],
+                               "schema string, version int, data binary").cache()
+    pairs = sorted({(v["schema"], v["version"]) for v in vecs})
+    assert len(pairs) >= 10
+    for name, version in pairs:
+        sub = df.where((F.col("schema") == name) & (F.col("version") == version))
+        m = from_kafka_message("data", name, version)
+        rows = sub.select("data", m.alias("m"), to_kafka_message(m, name, version).alias("b")).collect()
+        for r in rows:
+            exp = _expected_message(name, version, bytes(r.data))
+            assert _strip(_norm(r.m)) == _strip(_norm(exp)), (name, version)
+            assert bytes(r.b) == bytes(r.data), (name, version)
+
+
+def test_modes_in_spark(spark):
+    from pyspark.sql.utils import PythonException
+    from kcodec.spark import from_consumer_offsets, from_kafka_message
+    key, val, rows = _bad_rows()
+    df = spark.createDataFrame([(k, v) for k, v in rows], "key binary, value binary")
+    out = df.select(from_consumer_offsets("key", "value").alias("r")).collect()
+    assert len(out) == len(rows)
+    assert out[1].r.OffsetCommitValue is None and "OffsetCommitValue v4" in out[1].r._error
+    assert out[3].r.unknown and out[3].r._error is None
+    with pytest.raises(PythonException, match="FailFastError|row 1 of the batch"):
+        df.select(from_consumer_offsets("key", "value", {"mode": "FAILFAST"}).alias("r")).collect()
+    v = df.selectExpr("substring(value, 3) AS body")
+    m = v.select(from_kafka_message("body", "OffsetCommitValue", 4).alias("m")).collect()
+    assert m[0].m.offset == 42 and m[1].m.offset is None and "byte offset" in m[1].m._error
+    with pytest.raises(ValueError):
+        from_kafka_message("body", "OffsetCommitValue", 4, {"mode": "LENIENT"})
+
+
+@needs_fixtures
+def test_sql_registration(spark, offsets_df):
+    from kcodec.spark import register
+    register(spark, [("OffsetCommitValue", 4)])
+    offsets_df.createOrReplaceTempView("offsets")
+    rows = spark.sql("SELECT r.group AS g, count(*) AS n FROM (SELECT kcodec_consumer_offsets(key, value) AS r "
+                     "FROM offsets WHERE NOT is_control) WHERE r.record_type = 1 GROUP BY r.group").collect()
+    assert {r.g for r in rows} >= {"aio-rr", "kp-range"}
+    one = spark.sql("SELECT kcodec_OffsetCommitValue_v4(substring(value, 3)).offset AS o FROM offsets "
+                    "WHERE partition = 0 AND offset = 3").first()
+    assert one.o == 10
+
+
+@needs_fixtures
+def test_assignor_whatif_per_group(spark, offsets_df):
+    from kcodec.consumer.whatif import load_scenario, what_if
+    from kcodec.spark import assignor_whatif
+    rows = assignor_whatif(offsets_df.where("not is_control"), ["range", "cooperative-sticky"],
+                           active=True).collect()
+    assert rows and all(r.error is None for r in rows)
+    assert {r.strategy for r in rows} == {"range", "cooperative-sticky"}
+    r = next(r for r in rows if r.group == "aio-rr" and r.strategy == "cooperative-sticky")
+    # the same question asked of kcodec.consumer directly, on the group's last GroupMetadataValue with members
+    last = None
+    for rec in (decode_record(k, v, errors="report") for k, v in _fixture_pairs()):
+        if rec.group_id == "aio-rr" and rec.type_name == "GroupMetadata" and (rec.value or {}).get("members"):
+            last = rec
+    d = what_if(load_scenario({"group": last.value}, "cooperative-sticky"), "cooperative-sticky").to_dict()
+    assert (r.members, r.partitions, r.partitions_moved) == (d["members"], d["partitions"], d["partitions_moved"])
+
+
+class _Imgs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.imgs, self.tables = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.imgs.append(dict(attrs))
+        elif tag == "table":
+            self.tables += 1
+
+
+@needs_fixtures
+def test_analyze_groups_equal_offsets_groups_and_report_renders(spark, tmp_path):
+    from kcodec.spark.analyze import analyze, print_summary, sample_path, write_report
+    a = analyze(spark, None, str(tmp_path / "out"), downgrade_to="3.9")
+    st = fold_log(sample_path())
+    assert st.groups == fold_log(str(OFFSETS / "segments")).groups       # the sample is the fixture
+    got = {g["group_id"]: (g["type"], g["state"], g["generation"], g["protocol_type"], g["protocol"],
+                           g["members"], g["offsets"]) for g in a.groups}
+    exp = {gid: (g.type, g.state, g.generation, g.protocol_type, g.protocol, len(g.members), len(g.offsets))
+           for gid, g in st.groups.items()}
+    assert got == exp
+    assert a.deleted_groups == sorted(st.deleted_groups)
+    assert a.aborted_records == st.aborted_records
+    assert a.records > 300 and a.rebalances and a.commits and a.downgrade is not None
+    for t in ("records", "committed_offsets", "groups", "members", "flagged", "partitions"):
+        assert list((tmp_path / "out" / t).glob("*.parquet")), t
+    offs = spark.read.parquet(str(tmp_path / "out" / "committed_offsets")).collect()
+    assert {(o.group_id, o.topic, o.partition): o.offset for o in offs} == {
+        (gid, t, p): c.offset for gid, g in st.groups.items() for (t, p), c in g.offsets.items()}
+    from rich.console import Console
+    con = Console(record=True, width=120)
+    print_summary(a, con)
+    text = con.export_text()
+    assert "Groups by state and protocol" in text and "kp-range" in text
+    report = tmp_path / "r.html"
+    write_report(a, str(report))
+    p = _Imgs()
+    p.feed(report.read_text())
+    assert len(p.imgs) == 4 and p.tables == 1
+    assert {i["alt"] for i in p.imgs} == {"Rebalances over time", "Commits over time", "Members per group",
+                                         "Protocol mix"}
+    import base64
+    for i in p.imgs:
+        assert i["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(i["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@needs_fixtures
+def test_analyze_kafka_source_dump(spark, offsets_df, tmp_path):
+    """A Parquet dump of a Kafka-source read (key/value, no batch columns) gives the same groups
+    as a read_committed consumer would fold."""
+    from kcodec.spark.analyze import analyze
+    dump = str(tmp_path / "dump.parquet")
+    (offsets_df.where("not is_control")
+     .select("topic", "partition", "offset", "timestamp", "timestampType", "key", "value")
+     .write.parquet(dump))
+    a = analyze(spark, dump)
+    assert {g["group_id"] for g in a.groups} >= {"aio-rr", "kp-range", "java848"}
+
+
+@needs_fixtures
+def test_analyze_on_a_multi_process_cluster(tmp_path):
+    """The job on local-cluster: a master and two executor processes, not threads."""
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    r = subprocess.run([sys.executable, "-m", "kcodec.cli", "analyze", "--master", "local-cluster[2,1,1024]",
+                        "--no-progress", "--report", str(tmp_path / "r.html")],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    st = fold_log(str(OFFSETS / "segments"))
+    for gid, g in st.groups.items():
+        assert re.search(rf"{re.escape(gid)}\s*│\s*{g.type}\s*│\s*{g.state}", r.stdout), gid
+    assert (tmp_path / "r.html").stat().st_size > 10000
