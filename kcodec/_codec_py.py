@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ._program import (
     F_COMPACT, F_NULLABLE, INT_RANGES, T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8,
     T_INT16, T_INT32, T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32, T_UUID,
-    FieldPlan, Program, StructPlan, _copy_default,
+    FieldPlan, Program, StructPlan, _copy_default, is_default_value,
 )
 from ._numbers import is_bool, is_integral, is_real
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
@@ -361,17 +361,7 @@ def _write_value(w: _Writer, out: bytearray, t: int, flags: int, arg: int, v: An
 
 
 def _is_default(f: FieldPlan, v: Any) -> bool:
-    d = f.default
-    if type(v) is not type(d):
-        if isinstance(d, bool) or isinstance(v, bool):
-            return False
-        if not (isinstance(d, (int, float)) and isinstance(v, (int, float))):
-            if isinstance(d, bytes) and isinstance(v, (bytearray, memoryview)):
-                return bytes(v) == d
-            if isinstance(d, list) and isinstance(v, tuple):
-                return len(v) == 0 and len(d) == 0
-            return False
-    return bool(v == d)
+    return is_default_value(f.default, v)
 
 
 def _write_struct(w: _Writer, out: bytearray, sidx: int, value: Dict[str, Any], depth: int) -> None:

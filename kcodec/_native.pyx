@@ -24,7 +24,7 @@ from libc.string cimport memcpy, memset
 import gc as _gc
 import uuid as _uuid_mod
 
-from ._program import _copy_default
+from ._program import _copy_default, is_default_value as _is_default_value
 from ._numbers import is_bool as _is_bool, is_integral as _is_integral, is_real as _is_real
 from .errors import DecodeError, EncodeError, UnsupportedVersionError
 import operator as _operator
@@ -689,16 +689,9 @@ cdef int _e_value(_Enc E, int t, int flags, int arg, object v, bint in_tag, int 
 
 
 cdef bint _is_default(object d, object v) except -1:
-    if type(v) is not type(d):
-        if isinstance(d, bool) or isinstance(v, bool):
-            return False
-        if not (isinstance(d, (int, float)) and isinstance(v, (int, float))):
-            if isinstance(d, bytes) and isinstance(v, (bytearray, memoryview)):
-                return bytes(v) == d
-            if isinstance(d, list) and isinstance(v, tuple):
-                return len(v) == 0 and len(d) == 0
-            return False
-    return bool(v == d)
+    if type(v) is type(d):          # the common case, without a call
+        return bool(v == d)
+    return _is_default_value(d, v)
 
 
 cdef bint _is_absent_default(object fs, object v, object version) except -1:

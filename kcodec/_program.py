@@ -115,6 +115,22 @@ class StructPlan:
         return d
 
 
+def is_default_value(d: Any, v: Any) -> bool:
+    """Whether ``v`` equals the default ``d`` as Kafka compares them (a tagged field at its
+    default is not written): no bool/int mixing, bytes-likes as bytes, an empty tuple as an
+    empty list.  Both engines ask here."""
+    if type(v) is not type(d):
+        if isinstance(d, bool) or isinstance(v, bool):
+            return False
+        if not (isinstance(d, (int, float)) and isinstance(v, (int, float))):
+            if isinstance(d, bytes) and isinstance(v, (bytearray, memoryview)):
+                return bytes(v) == d
+            if isinstance(d, list) and isinstance(v, tuple):
+                return len(v) == 0 and len(d) == 0
+            return False
+    return bool(v == d)
+
+
 def _copy_default(v: Any) -> Any:
     if isinstance(v, list):
         return []

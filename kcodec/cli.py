@@ -14,6 +14,7 @@ import sys
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import kcodec
+from kcodec.errors import KcodecError
 from kcodec.framing import INT16_VERSION, read_framed
 
 from ._examples import EXAMPLES
@@ -184,6 +185,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(args.func(args) or 0)
     except BrokenPipeError:
         return 0
+    except (KcodecError, OSError) as e:   # bad input or a missing file: one line, no traceback
+        print(f"kcodec {args.command}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -106,42 +106,5 @@ static void run_one(const uint8_t *data, size_t size)
     check(warm <= in.max_warmup_replicas, "more warm-ups than max.warmup.replicas");
 }
 
-#ifdef KC_LIBFUZZER
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    run_one(data, size);
-    return 0;
-}
-
-#else
-
-#include "fuzz_rng.h"
-
-int main(int argc, char **argv)
-{
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s seconds seed\n", argv[0]);
-        return 2;
-    }
-    double seconds = atof(argv[1]);
-    rnd_seed(argv[2]);
-    clock_t t0 = clock();
-    unsigned long iters = 0;
-    uint8_t buf[2048];
-    while ((double)(clock() - t0) / CLOCKS_PER_SEC < seconds) {
-        for (int k = 0; k < 64; k++) {
-            size_t len = rnd() % sizeof buf;
-            for (size_t j = 0; j < len; j++)
-                buf[j] = (uint8_t)rnd();
-            run_one(buf, len);
-            iters++;
-        }
-    }
-    printf("fuzz_streams: %lu groups, no crash\n", iters);
-    return 0;
-}
-
-#endif
+#define FUZZ_NAME "fuzz_streams"
+#include "fuzz_main.h"

@@ -10,7 +10,6 @@ import sys
 import uuid
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
-from kcodec.errors import KcodecError
 
 from . import features as F
 from kcodec import log
@@ -19,7 +18,7 @@ from .planner import FeatureUpdate, plan
 from .records import dump_lines
 from .rewrite import write_bootstrap, write_snapshot
 
-__all__ = ["add_subparsers", "main"]
+__all__ = ["add_subparsers"]
 
 
 def _json_default(o: Any) -> Any:
@@ -237,21 +236,3 @@ def _rewrite_entry(args: argparse.Namespace) -> int:
     args.out = args.paths[-1]
     args.paths = args.paths[:-1]
     return cmd_rewrite(args)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcodec")
-    add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except (KcodecError, OSError, ValueError) as e:
-        print(f"kcodec: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
