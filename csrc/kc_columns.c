@@ -746,7 +746,8 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
             continue;
         if (rc == KC_E_NOMEM)
             return rc;
-        col_truncate(t, root, at);
+        if (rc != KC_E_NULL_ROW)    /* a null row appended nothing: nothing to roll back */
+            col_truncate(t, root, at);
         if ((rc = put_absent(t, root, 0)) != KC_OK)
             return rc;
     }

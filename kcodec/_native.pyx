@@ -1180,7 +1180,10 @@ cdef object _row_error(_Plan P, object prog, object row, Py_ssize_t skip):
 cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error):
     """{row: error text} of the rows that failed (and of null rows when null_is_error)."""
     cdef dict errs = {}
-    for r in _np.flatnonzero(status != KC_OK).tolist():
+    failed = status != KC_OK
+    if not null_is_error:   # null rows (often most of them) cost no Python work
+        failed &= status != KC_E_NULL_ROW
+    for r in _np.flatnonzero(failed).tolist():
         st = status[r]
         if st == KC_E_NULL_ROW:
             if null_is_error:

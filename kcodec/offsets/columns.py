@@ -22,6 +22,7 @@ from .records import _value_schema, decode_record, record_types
 
 try:  # pyarrow is optional: without it every record takes the generic path
     import pyarrow as _pa
+    import pyarrow.compute as _pc
     from kcodec import arrow as _KA
 except ImportError:  # pragma: no cover
     _pa = None
@@ -36,9 +37,12 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
 def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
     """The big-endian int16 at each position (-1 where fewer than 2 bytes)."""
     b = np.frombuffer(buf, np.uint8)
-    ok = length >= 2
     if len(b) < 2:
         return np.full(len(pos), -1, np.int16)
+    ok = length >= 2
+    if ok.all():            # the usual case: every position has its 2 bytes in the buffer
+        v = (b[pos].astype(np.uint16) << 8) | b[pos + 1]
+        return v.view(np.int16)
     p = np.where(ok, pos, 0)
     v = ((b[p].astype(np.uint16) << 8) | b[np.minimum(p + 1, len(b) - 1)]).view(np.int16)
     return np.where(ok, v, np.int16(-1))
@@ -68,28 +72,12 @@ def _text(col: Any) -> Any:
     return _pa.Array.from_buffers(_pa.string(), len(col), [None] + col.buffers()[1:], offset=col.offset)
 
 
-class _Strings:
-    """A string column over the chunk's rows ("" elsewhere), from the columns of one or
-    more (record type, version) decodes of some of its rows."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.parts: List[Any] = []
-        self.where = np.full(n, -1, np.int64)
-        self.count = 0
-
-    def put(self, col: Any, take: np.ndarray, rows: np.ndarray) -> None:
-        """Rows `rows` of the chunk are cells `take` of `col`."""
-        self.parts.append(col)
-        self.where[rows] = take + self.count
-        self.count += len(col)
-
-    def array(self) -> Any:
-        if not self.parts:
-            return _text(_pa.nulls(self.n, _pa.string()))
-        src = _pa.concat_arrays(self.parts) if len(self.parts) > 1 else self.parts[0]
-        missing = self.where < 0
-        return _text(src.take(_pa.array(self.where, mask=missing if missing.any() else None)))
+def _merge(cur: Any, col: Any, mask: np.ndarray) -> Any:
+    """String column `col` where `mask`, `cur` elsewhere (`cur` None: "" elsewhere)."""
+    col = _text(col)
+    if cur is None:
+        return col
+    return _pc.if_else(_pa.array(mask), col, cur)
 
 
 _NUMBERS = (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
@@ -110,10 +98,14 @@ def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
 
 
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
-    """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns."""
+    """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns.
+
+    Every decode runs over all the chunk's rows, the rows it is not for passed as null
+    rows (length -1): its columns come out full length in row order, with no gathering
+    of positions nor scattering of results."""
     n = len(recs)
-    kp, kl = np.ascontiguousarray(recs["key_pos"]), np.ascontiguousarray(recs["key_len"])
-    vp, vl = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+    kp, kl = np.ascontiguousarray(recs["key_pos"]), recs["key_len"]
+    vp, vl = np.ascontiguousarray(recs["value_pos"]), recs["value_len"]
     key_type = _int16_at(buf, kp, kl)
     out: Dict[str, Any] = {
         "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
@@ -124,40 +116,52 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
     if _pa is None:
         out["group"] = out["topic"] = out["metadata"] = [""] * n
         return out
-    group, topic, meta = _Strings(n), _Strings(n), _Strings(n)
+    group = topic = meta = None
     kind = out["kind"]
+    keyed = np.zeros(n, bool)
+    unplain = np.zeros(n, bool)     # values decoded but left to the generic path
+    vv = None
     for rtype, info in _commit_types().items():
-        rows = np.flatnonzero(~control & (key_type == rtype))
-        if not len(rows):
+        mine = ~control & (key_type == rtype)
+        if not mine.any():
             continue
-        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp[rows], kl[rows]), skip=2)
-        keys = np.flatnonzero(_ok(kb))
-        rows = rows[keys]
-        out["partition"][rows] = _values(kb.column("partition"), np.int32)[keys]
-        rvl = vl[rows]
-        kind[rows[rvl < 0]] = KIND_TOMBSTONE
-        has = rvl >= 2
-        vv = _int16_at(buf, vp[rows], rvl)
+        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp, np.where(mine, kl, -1)), skip=2)
+        mine &= _ok(kb)
+        keyed |= mine
+        np.copyto(out["partition"], _values(kb.column("partition"), np.int32), where=mine)
+        group, topic = _merge(group, kb.column("group"), mine), _merge(topic, kb.column("topic"), mine)
+        kind[mine & (vl < 0)] = KIND_TOMBSTONE
+        has = mine & (vl >= 2)
+        if vv is None:
+            vv = _int16_at(buf, vp, np.where(has, vl, -1))
         for v in np.unique(vv[has]).tolist():
             schema = _value_schema(rtype, info, v) if v >= 0 else None
             if schema is None or v > kcodec.spec(schema).valid_versions.highest:
                 continue        # newer than known: the generic path reads it with newer="latest"
-            vrows = rows[(vv == v) & has]
-            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp[vrows], vl[vrows]), skip=2)
-            idx = np.flatnonzero(_plain_commits(vb, _ok(vb)))
-            vrows = vrows[idx]
-            kind[vrows] = KIND_COMMIT
-            out["value_version"][vrows] = v
+            these = has & (vv == v)
+            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp, np.where(these, vl, -1)), skip=2)
+            plain = these & _plain_commits(vb, _ok(vb))
+            unplain |= these & ~plain
+            these = plain
+            kind[these] = KIND_COMMIT
+            out["value_version"][these] = v
             names = vb.schema.names
             for name, key in _NUMBERS:
                 if name in names:
-                    out[key][vrows] = _values(vb.column(name), out[key].dtype)[idx]
-            meta.put(vb.column("metadata"), idx, vrows)
-        # group and topic of the commits and their tombstones; "" on other rows
-        sel = (kind[rows] == KIND_COMMIT) | (kind[rows] == KIND_TOMBSTONE)
-        group.put(kb.column("group"), keys[sel], rows[sel])
-        topic.put(kb.column("topic"), keys[sel], rows[sel])
-    out["group"], out["topic"], out["metadata"] = group.array(), topic.array(), meta.array()
+                    np.copyto(out[key], _values(vb.column(name), out[key].dtype), where=these)
+            meta = _merge(meta, vb.column("metadata"), these)
+    empty = _pa.array([""] * n, _pa.string()) if group is None or meta is None else None
+    # a key whose value takes the generic path (kind 2): "" as on every other row
+    stray = keyed & (kind == KIND_OTHER)
+    if group is not None and stray.any():
+        blank = _pa.array(stray)
+        group = _pc.if_else(blank, "", group)
+        topic = _pc.if_else(blank, "", topic)
+    if meta is not None and unplain.any():
+        meta = _pc.if_else(_pa.array(unplain), "", meta)
+    out["group"] = group if group is not None else empty
+    out["topic"] = topic if topic is not None else empty
+    out["metadata"] = meta if meta is not None else empty
     return out
 
 
