@@ -53,6 +53,6 @@ def pytest_sessionstart(session):
             f"testing the source tree ({kcodec.__file__}), not the installed package"
     # Keep the native path honest: a test run must not silently fall back to Python.
     if _ext.ENABLED and os.environ.get("KCODEC_REQUIRE_NATIVE"):
-        import kcodec.log
+        from kcodec import log as kcodec_log   # (a plain `import kcodec.log` would make kcodec local)
         assert kcodec.NATIVE, "the C extension did not import (KCODEC_REQUIRE_NATIVE is set)"
-        assert kcodec.log.NATIVE, "the C batch scanner did not import (KCODEC_REQUIRE_NATIVE is set)"
+        assert kcodec_log.NATIVE, "the C batch scanner did not import (KCODEC_REQUIRE_NATIVE is set)"
