@@ -190,6 +190,7 @@ pyspark = pytest.importorskip("pyspark")
 def spark():
     from pyspark.sql import SparkSession
     s = (SparkSession.builder.master("local[2]").appName("kcodec-tests")
+         .config("spark.pyspark.python", sys.executable)      # the workers need this kcodec
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
          .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     s.sparkContext.setLogLevel("ERROR")

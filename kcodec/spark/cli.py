@@ -5,6 +5,7 @@ Imports nothing heavy until run, so ``kcodec --help`` works without the ``spark`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -25,6 +26,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if args.master:
         builder = builder.master(args.master)
+    if (not args.master or args.master.startswith("local")) and "PYSPARK_PYTHON" not in os.environ:
+        # on this machine the Python workers must be this interpreter, the one with kcodec
+        builder = builder.config("spark.pyspark.python", sys.executable)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
