@@ -34,24 +34,8 @@
 #define MAX_R 4
 #define MAX_OWN 48
 
-typedef struct {
-    const uint8_t *d;
-    size_t n, i;
-} reader;
-
-static uint32_t take(reader *r, uint32_t bound)
-{
-    uint32_t v = r->i < r->n ? r->d[r->i++] : 0;
-    return bound ? v % bound : v;
-}
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_assign: %s\n", what);
-        abort();
-    }
-}
+#define FUZZ_NAME "fuzz_assign"
+#include "fuzz_input.h"
 
 static void run_one(const uint8_t *data, size_t size)
 {
@@ -183,5 +167,4 @@ static void run_one(const uint8_t *data, size_t size)
     free(claimer);
 }
 
-#define FUZZ_NAME "fuzz_assign"
 #include "fuzz_main.h"

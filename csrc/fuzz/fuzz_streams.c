@@ -27,24 +27,8 @@
 #define MAX_C 12
 #define MAX_T 40
 
-typedef struct {
-    const uint8_t *d;
-    size_t n, i;
-} reader;
-
-static uint32_t take(reader *r, uint32_t bound)
-{
-    uint32_t v = r->i < r->n ? r->d[r->i++] : 0;
-    return bound ? v % bound : v;
-}
-
-static void check(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fuzz_streams: %s\n", what);
-        abort();
-    }
-}
+#define FUZZ_NAME "fuzz_streams"
+#include "fuzz_input.h"
 
 static void run_one(const uint8_t *data, size_t size)
 {
@@ -106,5 +90,4 @@ static void run_one(const uint8_t *data, size_t size)
     check(warm <= in.max_warmup_replicas, "more warm-ups than max.warmup.replicas");
 }
 
-#define FUZZ_NAME "fuzz_streams"
 #include "fuzz_main.h"
