@@ -50,27 +50,6 @@ static inline int kc_read_uvarint(const uint8_t *p, size_t n, uint32_t *out)
     return KC_VARINT_TOO_LONG;          /* not reached */
 }
 
-static inline int kc_sizeof_uvarint(uint32_t v)
-{
-    int n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline int kc_write_uvarint(uint8_t *p, uint32_t v)
-{
-    int n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 static inline uint32_t kc_zigzag32(int32_t v)
 {
     return ((uint32_t)v << 1) ^ (uint32_t)(-(int32_t)((uint32_t)v >> 31));
@@ -99,10 +78,6 @@ static inline int kc_read_varint(const uint8_t *p, size_t n, int32_t *out)
         *out = kc_unzigzag32(u);
     return r;
 }
-
-static inline int kc_sizeof_varint(int32_t v) { return kc_sizeof_uvarint(kc_zigzag32(v)); }
-
-static inline int kc_write_varint(uint8_t *p, int32_t v) { return kc_write_uvarint(p, kc_zigzag32(v)); }
 
 static inline int kc_read_uvarlong(const uint8_t *p, size_t n, uint64_t *out)
 {
@@ -150,6 +125,15 @@ static inline int kc_write_uvarlong(uint8_t *p, uint64_t v)
     p[n++] = (uint8_t)v;
     return n;
 }
+
+/* The 32-bit forms are the 64-bit ones on a widened value: one encoder. */
+static inline int kc_sizeof_uvarint(uint32_t v) { return kc_sizeof_uvarlong(v); }
+
+static inline int kc_write_uvarint(uint8_t *p, uint32_t v) { return kc_write_uvarlong(p, v); }
+
+static inline int kc_sizeof_varint(int32_t v) { return kc_sizeof_uvarint(kc_zigzag32(v)); }
+
+static inline int kc_write_varint(uint8_t *p, int32_t v) { return kc_write_uvarint(p, kc_zigzag32(v)); }
 
 static inline int kc_sizeof_varlong(int64_t v) { return kc_sizeof_uvarlong(kc_zigzag64(v)); }
 

@@ -1410,13 +1410,17 @@ cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
 # ---------------------------------------------------------------------------------------
 # test hooks for the varint kernels (csrc/kc_varint.h)
 
+cdef object _varint_read(object value, int consumed):
+    if consumed < 0:
+        raise ValueError("truncated varint" if consumed == -1 else "varint is too long")
+    return value, consumed
+
+
 def _read_uvarint(const uint8_t[:] data not None):
     """(value, bytes consumed) or raises ValueError (truncated / too long)."""
     cdef uint32_t v = 0
     cdef int r = kc_read_uvarint(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
-    if r < 0:
-        raise ValueError("truncated varint" if r == -1 else "varint is too long")
-    return v, r
+    return _varint_read(v, r)
 
 
 def _write_uvarint(uint32_t v):
@@ -1429,9 +1433,7 @@ def _write_uvarint(uint32_t v):
 def _read_varint(const uint8_t[:] data not None):
     cdef int32_t v = 0
     cdef int r = kc_read_varint(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
-    if r < 0:
-        raise ValueError("truncated varint" if r == -1 else "varint is too long")
-    return v, r
+    return _varint_read(v, r)
 
 
 def _write_varint(int32_t v):
@@ -1444,9 +1446,7 @@ def _write_varint(int32_t v):
 def _read_varlong(const uint8_t[:] data not None):
     cdef int64_t v = 0
     cdef int r = kc_read_varlong(&data[0] if data.shape[0] else NULL, data.shape[0], &v)
-    if r < 0:
-        raise ValueError("truncated varint" if r == -1 else "varint is too long")
-    return v, r
+    return _varint_read(v, r)
 
 
 def _write_varlong(int64_t v):
