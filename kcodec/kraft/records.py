@@ -23,6 +23,7 @@ from kcodec.errors import CodecError, DecodeError, EncodeError, UnknownMessageEr
 from kcodec.framing import KraftRecordFrame, Reader, Writer, read_framed
 
 from kcodec import log
+from kcodec.log import dump as log_dump
 
 __all__ = [
     "METADATA_FRAME", "RECORD_TYPES", "CONTROL_MESSAGES", "MetadataRecord", "LogEntry",
@@ -192,13 +193,6 @@ def _payload(mr: MetadataRecord, offset: int) -> str:
     return f"Error at {offset}, skipping. {mr.error}"
 
 
-_TS_TYPE = {0: "CreateTime", 1: "LogAppendTime"}
-
-
-def _int32_wrap(v: int) -> int:
-    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
-
-
 def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None) -> Iterator[str]:
     """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
     one segment or snapshot file (``display_name`` replaces the path in "Dumping ...")."""
@@ -219,28 +213,10 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
     for batch in log.iter_batches(path):
         if batch.error is not None and batch.error.reason == "truncated":
             break
-        ts_type = _TS_TYPE[(batch.attributes >> 3) & 1]
-        last_seq = -1 if batch.base_sequence == -1 else _int32_wrap(batch.base_sequence + batch.last_offset_delta)
-        horizon = (f"OptionalLong[{batch.base_timestamp}]" if batch.attributes & 0x40
-                   else "OptionalLong.empty")
         ctrl = (batch.attributes & 0x20) != 0
-        yield ("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
-               "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s "
-               "isControl: %s deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d "
-               "compresscodec: %s crc: %d isvalid: %s" % (
-                   batch.base_offset, batch.base_offset + batch.last_offset_delta,
-                   batch.record_count, batch.base_sequence, last_seq, batch.producer_id,
-                   batch.producer_epoch, batch.partition_leader_epoch,
-                   _jbool(batch.attributes & 0x10), _jbool(ctrl), horizon, valid, ts_type,
-                   batch.max_timestamp, batch.batch_length + 12, batch.magic,
-                   batch.compression_name, batch.crc, _jbool(batch.crc_ok)))
+        yield log_dump.batch_line(batch, position=valid)
         for rec in batch.records:
-            seq = -1 if batch.base_sequence == -1 else _int32_wrap(
-                batch.base_sequence + rec.offset - batch.base_offset)
-            line = ("| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]" % (
-                rec.offset, ts_type, rec.timestamp, -1 if rec.key is None else len(rec.key),
-                -1 if rec.value is None else len(rec.value), seq,
-                ",".join(k for k, _ in rec.headers)))
+            line = log_dump.record_line(batch, rec)
             if ctrl:
                 line += _control_text(rec)
             else:
@@ -251,10 +227,6 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
         valid += batch.batch_length + 12
     if size > valid:
         yield f"Found {size - valid} invalid bytes at the end of {base}"
-
-
-def _jbool(v: Any) -> str:
-    return "true" if v else "false"
 
 
 def _control_text(rec: Any) -> str:

@@ -1,0 +1,66 @@
+"""kafka-dump-log's text lines for record batches and records, for any topic's log.
+
+:func:`batch_line` is the line ``kafka-dump-log.sh --files SEGMENT`` prints per batch
+(``baseOffset: 0 lastOffset: 1 count: 2 ... crc: 469719597 isvalid: true``) and
+:func:`record_line` the ``| offset: ...`` line it prints per record with
+``--print-data-log``, before any decoded key/payload, which is the topic's business
+(offsets, KRaft).  :func:`chunk_batches` turns a :class:`~kcodec.log.Chunk` of
+:func:`~kcodec.log.iter_chunks` into the :class:`~kcodec.log.RecordBatch` objects
+:func:`~kcodec.log.iter_batches` would give for it, for readers that go columnar and
+fall back to objects where a chunk needs it.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from .batch import Record, RecordBatch
+from .reader import Chunk, _batch_of
+
+__all__ = ["batch_line", "record_line", "chunk_batches"]
+
+_TS_TYPE = ("CreateTime", "LogAppendTime")
+
+
+def _jbool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _int32_wrap(v: int) -> int:
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
+    """kafka-dump-log's line for one batch (``position``: what to show as its position;
+    default the batch's own).  ``lastSequence`` wraps as Java's int does."""
+    last_seq = (-1 if batch.base_sequence == -1
+                else _int32_wrap(batch.base_sequence + batch.last_offset_delta))
+    horizon = (f"OptionalLong[{batch.base_timestamp}]" if batch.attributes & 0x40
+               else "OptionalLong.empty")
+    return ("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
+            "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s "
+            "isControl: %s deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d "
+            "compresscodec: %s crc: %d isvalid: %s" % (
+                batch.base_offset, batch.base_offset + batch.last_offset_delta,
+                batch.record_count, batch.base_sequence, last_seq, batch.producer_id,
+                batch.producer_epoch, batch.partition_leader_epoch,
+                _jbool(batch.attributes & 0x10), _jbool(batch.attributes & 0x20), horizon,
+                batch.position if position is None else position,
+                _TS_TYPE[(batch.attributes >> 3) & 1], batch.max_timestamp,
+                batch.batch_length + 12, batch.magic, batch.compression_name, batch.crc,
+                _jbool(batch.crc_ok)))
+
+
+def record_line(batch: RecordBatch, rec: Record) -> str:
+    """kafka-dump-log's ``| offset: ...`` line for one record, up to ``headerKeys``."""
+    seq = (-1 if batch.base_sequence == -1
+           else _int32_wrap(batch.base_sequence + rec.offset - batch.base_offset))
+    return ("| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]" % (
+        rec.offset, _TS_TYPE[(batch.attributes >> 3) & 1], rec.timestamp,
+        -1 if rec.key is None else len(rec.key), -1 if rec.value is None else len(rec.value),
+        seq, ",".join(k for k, _ in rec.headers)))
+
+
+def chunk_batches(ch: Chunk) -> List[RecordBatch]:
+    """The chunk's batches as :func:`~kcodec.log.iter_batches` yields them (corrupt ones
+    with ``.error`` and the records that could be read)."""
+    return [_batch_of(ch, i, "report") for i in range(len(ch.batches))]
