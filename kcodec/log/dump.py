@@ -16,7 +16,7 @@ from typing import Any, List, Optional
 from .batch import Record, RecordBatch
 from .reader import Chunk, _batch_of
 
-__all__ = ["batch_line", "record_line", "chunk_batches"]
+__all__ = ["batch_line", "record_line", "chunk_batch", "chunk_batches"]
 
 _TS_TYPE = ("CreateTime", "LogAppendTime")
 
@@ -64,3 +64,8 @@ def chunk_batches(ch: Chunk) -> List[RecordBatch]:
     """The chunk's batches as :func:`~kcodec.log.iter_batches` yields them (corrupt ones
     with ``.error`` and the records that could be read)."""
     return [_batch_of(ch, i, "report") for i in range(len(ch.batches))]
+
+
+def chunk_batch(ch: Chunk, i: int) -> RecordBatch:
+    """Batch ``i`` of the chunk (its row in ``ch.batches``) as a :class:`RecordBatch`."""
+    return _batch_of(ch, i, "report")
