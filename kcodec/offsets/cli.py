@@ -6,6 +6,7 @@ try without it: ``python -m kcodec.offsets.cli dump PATH``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -29,10 +30,18 @@ class _Output:
         self.stream = stream or sys.stdout
         self.closed = False
 
-    def write(self, text: str) -> None:
+    def write(self, text: Any) -> None:
+        """Write a str, or UTF-8 bytes (straight to the binary stream when there is one)."""
         if self.closed:
             return
         try:
+            if not isinstance(text, str):
+                raw = getattr(self.stream, "buffer", None)
+                if raw is not None:
+                    self.stream.flush()
+                    raw.write(text)
+                    return
+                text = bytes(text).decode("utf-8")
             self.stream.write(text)
         except BrokenPipeError:
             self.closed = True
@@ -74,27 +83,28 @@ def _files(paths: List[str]) -> List[str]:
     from kcodec.log import log_files
     out: List[str] = []
     for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
         if not os.path.exists(p):
             raise SystemExit(f"kcodec offsets: no such file or directory: {p}")
         out += log_files(p)
+    if out.count("-") > 1:
+        raise SystemExit("kcodec offsets: stdin (-) can be read once")
     return out
 
 
-def _decoded(paths: List[str], progress: Optional[bool]) -> Iterator[Tuple[Any, Any, Any]]:
-    """iter_decoded over the files, advancing the progress bar per batch."""
-    from .records import iter_decoded
-    files = _files(paths)
-    sizes = {f: os.path.getsize(f) for f in files}
-    bar = Progress(sum(sizes.values()), progress)
-    base = 0
-    try:
-        for f in files:
-            for batch, rec, dec in iter_decoded(f):
-                bar.update(base + batch.position + max(batch.size, 0))
-                yield batch, rec, dec
-            base += sizes[f]
-    finally:
-        bar.close()
+def _stdin() -> Any:
+    """Standard input as a binary file (a segment piped in: ``cat x.log | kcodec ... -``)."""
+    return sys.stdin.buffer
+
+
+def _size(path: str) -> int:
+    return 0 if path == "-" else os.path.getsize(path)
+
+
+def _source(path: str) -> Any:
+    return _stdin() if path == "-" else path
 
 
 def _jsonable(o: Any) -> Any:
@@ -116,45 +126,96 @@ def _jsonable(o: Any) -> Any:
     return o
 
 
+def _selection(args: argparse.Namespace) -> Any:
+    from .dump import Selection, parse_record_types
+    try:
+        types = parse_record_types(args.type) if args.type else None
+    except ValueError as e:
+        raise SystemExit(f"kcodec offsets dump: {e}")
+    if (args.from_offset is not None and args.to_offset is not None
+            and args.from_offset > args.to_offset):
+        raise SystemExit("kcodec offsets dump: --from-offset is after --to-offset")
+    return Selection(types, args.from_offset, args.to_offset)
+
+
+def _spooled(path: str) -> Any:
+    """A context giving a path to read ``path`` from twice: stdin is copied to a temporary
+    file first (the columnar dump reads its input in two passes)."""
+    import contextlib
+    import shutil
+    import tempfile
+
+    @contextlib.contextmanager
+    def ctx() -> Iterator[str]:
+        if path != "-":
+            yield path
+            return
+        with tempfile.NamedTemporaryFile(prefix="kcodec-stdin-", suffix=".log") as tmp:
+            shutil.copyfileobj(_stdin(), tmp, 1 << 20)
+            tmp.flush()
+            yield tmp.name
+    return ctx()
+
+
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
-    from kcodec.log import parse_control_record
-    from .records import to_json
-    out = _Output(out)
+    """One JSON line per record (see kcodec.offsets.dump), or with ``--batches``
+    kafka-dump-log's line per batch."""
+    sel = _selection(args)
+    if args.batches:
+        if args.type:
+            raise SystemExit("kcodec offsets dump: --type selects records; --batches prints batches")
+        return _dump_batches(args, sel, _Output(out))
+    from .dump import iter_dump
+    o = _Output(out)
+    files = _files(args.paths)
+    sizes = {f: _size(f) for f in files}
+    bar = Progress(sum(sizes.values()), args.progress)
     bad = 0
-    for batch, rec, dec in _decoded(args.paths, args.progress):
-        if out.closed and not args.strict:
-            return EXIT_CORRUPT if bad else 0     # the reader has gone: stop, as head does
-        if batch.error is not None and args.strict:
-            return _corrupt_exit("dump", batch.error)
-        base = {"file": batch.file, "position": batch.position}
-        if rec is None:
+    base = 0
+    try:
+        for f in files:
+            with _spooled(f) as path:
+                for pieces, nbad, end, err in iter_dump(path, sel, file="-" if f == "-" else None,
+                                                        columnar=not args.record_path,
+                                                        strict=args.strict):
+                    for p in pieces:
+                        o.write(p)
+                    bad += nbad
+                    if err is not None and args.strict:
+                        return _corrupt_exit("dump", err)
+                    if o.closed and not args.strict:
+                        return EXIT_CORRUPT if bad else 0  # the reader has gone, as for head
+                    bar.update(base + end)
+            base += sizes[f]
+    finally:
+        bar.close()
+    return EXIT_CORRUPT if bad else 0
+
+
+def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
+    """kafka-dump-log's lines without --print-data-log: one per batch."""
+    from kcodec import log as _log
+    from kcodec.log.dump import batch_line
+    bad = 0
+    for f in _files(args.paths):
+        o.write(f"Dumping {f}\n")
+        name = os.path.basename(f)
+        if name.endswith(".log") and name.split(".")[0].isdigit():
+            o.write(f"Log starting offset: {int(name.split('.')[0])}\n")
+        for batch in _log.iter_batches(_source(f)):
             if batch.error is not None:
-                base["error"] = {"reason": batch.error.reason, "message": batch.error.message,
-                                 "skipped_to": batch.error.skipped_to}
                 bad += 1
-                out.write(json.dumps(base) + "\n")
-            continue   # an empty batch (left by compaction) has nothing to show
-        line: Dict[str, Any] = dict(base)
-        line.update({"offset": rec.offset, "timestamp": rec.timestamp,
-                     "timestamp_type": batch.timestamp_type,
-                     "producer_id": batch.producer_id, "producer_epoch": batch.producer_epoch,
-                     "is_transactional": batch.is_transactional, "is_control": batch.is_control,
-                     "partition_leader_epoch": batch.partition_leader_epoch})
-        if rec.headers:
-            line["headers"] = [[k, None if v is None else v.hex()] for k, v in rec.headers]
-        if batch.error is not None:
-            line["batch_error"] = {"reason": batch.error.reason, "message": batch.error.message}
-            bad += 1
-        if dec is None:
-            try:
-                c = parse_control_record(rec)
-                line["control"] = {"type": c.type_name, "version": c.version,
-                                   "coordinatorEpoch": c.coordinator_epoch}
-            except Exception as e:
-                line["control"] = {"error": str(e)}
-        else:
-            line.update(to_json(dec))
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                if args.strict:
+                    return _corrupt_exit("dump", batch.error)
+                if batch.error.reason != "bad_crc":   # no header to show: say what is there
+                    o.write(f"error: {batch.error}\n")
+                    continue
+            if ((sel.first_offset is not None and batch.last_offset < sel.first_offset)
+                    or (sel.last_offset is not None and batch.base_offset > sel.last_offset)):
+                continue
+            o.write(batch_line(batch) + "\n")
+            if o.closed and not args.strict:
+                break
     return EXIT_CORRUPT if bad else 0
 
 
@@ -174,12 +235,12 @@ def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -
     """iter_offset_columns over the files, advancing the progress bar per chunk."""
     from .columns import iter_offset_columns
     files = _files(paths)
-    sizes = {f: os.path.getsize(f) for f in files}
+    sizes = {f: _size(f) for f in files}
     bar = Progress(sum(sizes.values()), progress)
     base = 0
     try:
         for path in files:
-            for cols in iter_offset_columns(path):
+            for cols in iter_offset_columns(_source(path)):
                 if cols["errors"] and strict:
                     raise _CorruptInput(cols["errors"][0])
                 yield cols
@@ -195,13 +256,13 @@ def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int],
     from .columns import iter_offset_columns
     from .state import Folder
     files = _files(paths)
-    sizes = {f: os.path.getsize(f) for f in files}
+    sizes = {f: _size(f) for f in files}
     bar = Progress(sum(sizes.values()), progress)
     f = Folder(as_of_ms=as_of)
     base = 0
     try:
         for path in files:
-            for cols in iter_offset_columns(path):
+            for cols in iter_offset_columns(_source(path)):
                 if cols["errors"] and strict:
                     raise _CorruptInput(cols["errors"][0])
                 f.errors.extend(str(e) for e in cols["errors"])
@@ -220,6 +281,15 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     except _CorruptInput as e:
         return _corrupt_exit("groups", e.args[0])
     status = EXIT_CORRUPT if st.errors else 0
+    if args.group:
+        wanted = set(args.group)
+        for g in sorted(wanted - set(st.groups) - st.deleted_groups):
+            print(f"kcodec offsets groups: group {g!r} is not in the log", file=sys.stderr)
+            status = status or 1
+        st = dataclasses.replace(
+            st, groups={g: v for g, v in st.groups.items() if g in wanted},
+            deleted_groups={g for g in st.deleted_groups if g in wanted},
+            deleted_offsets={g: v for g, v in st.deleted_offsets.items() if g in wanted})
     if args.json:
         doc = {"groups": {g: _jsonable(s) for g, s in sorted(st.groups.items())},
                "deleted_groups": sorted(st.deleted_groups),
@@ -310,7 +380,8 @@ def add_subparsers(subparsers: Any) -> None:
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("paths", nargs="+", metavar="PATH",
-                        help="segment files (.log, .checkpoint) or directories of them")
+                        help="segment files (.log, .checkpoint), directories of them, or - "
+                             "for a segment on stdin")
         sp.add_argument("--progress", action="store_true", default=None,
                         help="show progress on stderr even when it is not a terminal")
         sp.add_argument("--strict", action="store_true",
@@ -319,11 +390,24 @@ def add_subparsers(subparsers: Any) -> None:
 
     d = sub.add_parser("dump", help="one JSON line per record, fully decoded")
     common(d)
+    d.add_argument("--type", action="append", metavar="TYPE",
+                   help="only records of this type (OffsetCommit, GroupMetadata, ..., a numeric "
+                        "type id, or control; repeatable or comma-separated)")
+    d.add_argument("--from-offset", type=int, metavar="N", help="only records at offset N or later")
+    d.add_argument("--to-offset", type=int, metavar="N", help="only records at offset N or earlier")
+    d.add_argument("--batches", action="store_true",
+                   help="kafka-dump-log's line per batch (baseOffset ... crc ... isvalid) "
+                        "instead of records")
+    d.add_argument("--record-path", action="store_true",
+                   help="decode record by record (the slow reference the columnar output is "
+                        "tested against)")
     d.set_defaults(func=cmd_dump)
     g = sub.add_parser("groups", help="the group states a coordinator would load")
     common(g)
     g.add_argument("--json", action="store_true", help="JSON instead of a table")
     g.add_argument("-v", "--verbose", action="store_true", help="members and offsets too")
+    g.add_argument("--group", action="append", metavar="GROUP",
+                   help="only this group (repeatable)")
     g.add_argument("--as-of", type=int, default=None, metavar="MS",
                    help="ignore records stamped after this time (epoch ms)")
     g.set_defaults(func=cmd_groups)

@@ -378,10 +378,12 @@ def _string_bytes(arr: Any) -> bytes:
     return memoryview(data)[start:end] if data is not None else b""  # type: ignore[return-value]
 
 
-def _slow_chunk(ch: Any, sel: Selection, file: Optional[str]) -> Tuple[str, int]:
+def _slow_chunk(ch: Any, sel: Selection, file: Optional[str], strict: bool = False) -> Tuple[str, int]:
     out: List[str] = []
     bad = 0
     for batch in chunk_batches(ch):
+        if strict and batch.error is not None:
+            return "".join(out), 1        # --strict: nothing from the first corrupt batch on
         lines, b = _batch_lines(batch, sel, file)
         out += lines
         bad += b
@@ -389,20 +391,23 @@ def _slow_chunk(ch: Any, sel: Selection, file: Optional[str]) -> Tuple[str, int]
 
 
 def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional[str] = None,
-              columnar: bool = True, **kwargs: Any) -> Iterator[Tuple[List[Any], int, int, Any]]:
+              columnar: bool = True, strict: bool = False, **kwargs: Any) -> Iterator[Tuple[List[Any], int, int, Any]]:
     """Yield ``(pieces, corrupt batches, end position, first error)`` per chunk of ``source``
     (one segment file or bytes): the chunk's dump lines as pieces to write in order
     (``str``, or UTF-8 buffers from the columnar path), how many of its batches were
     corrupt, how far reading got, and the first corrupt batch's
     :class:`~kcodec.log.BatchError` (None).  ``file`` replaces the file name in the lines
-    (e.g. ``-`` for stdin); ``columnar=False`` takes the reference path throughout."""
+    (e.g. ``-`` for stdin); ``columnar=False`` takes the reference path throughout;
+    ``strict=True`` ends at the first corrupt batch (its chunk's lines stop before it)."""
     from .columns import iter_offset_columns
     chunks = _log.iter_chunks(source, **kwargs)
     if not columnar or _pa is None:
         for ch in chunks:
-            text, bad = _slow_chunk(ch, selection, file)
+            text, bad = _slow_chunk(ch, selection, file, strict)
             yield [text], bad, ch.base + int(ch.batches["next_position"].max()), \
                 (ch.errors[min(ch.errors)] if ch.errors else None)
+            if strict and ch.errors:
+                return
         return
     for ch, cols in zip(chunks, iter_offset_columns(source, **kwargs)):
         end = ch.base + int(ch.batches["next_position"].max())
@@ -410,7 +415,9 @@ def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional
         if not ch.errors and cols["end"] == end:
             text = _fast_chunk(ch, cols, selection, file)
         if text is None:
-            text, bad = _slow_chunk(ch, selection, file)
+            text, bad = _slow_chunk(ch, selection, file, strict)
             yield [text], bad, end, (ch.errors[min(ch.errors)] if ch.errors else None)
+            if strict and ch.errors:
+                return
         else:
             yield text, 0, end, None
