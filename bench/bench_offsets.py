@@ -255,3 +255,45 @@ def test_same_file_kcodec_read_and_decode(benchmark, baseline_file):
     size = os.path.getsize(baseline_file)
     n = benchmark.pedantic(_decode, args=(baseline_file,), rounds=3, iterations=1)
     _rates(benchmark, size, n)
+
+
+# --------------------------------------------------------------------------- offsets dump
+
+def _dump(path, columnar=True):
+    """``kcodec offsets dump`` without the argument parsing: every line written to
+    /dev/null (the bytes a pipe would take)."""
+    from kcodec.offsets.dump import iter_dump
+    n = 0
+    with open(os.devnull, "wb") as out:
+        for f in KR.log_files(path):
+            for pieces, _bad, _end, _err in iter_dump(f, columnar=columnar):
+                for p in pieces:
+                    out.write(p.encode() if isinstance(p, str) else p)
+                    n += len(p)
+    return n
+
+
+def test_offsets_dump(benchmark, log_dir, log_info):
+    """The JSON lines of ``offsets dump`` from the columnar path (target: 100 MB/s of
+    segment input per core)."""
+    files, size, n = log_info
+    out = benchmark.pedantic(_dump, args=(log_dir,), rounds=3, iterations=1)
+    _rates(benchmark, size, n)
+    benchmark.extra_info["output_MB"] = round(out / 1e6, 1)
+
+
+def test_baseline_offsets_dump_record_path(benchmark, baseline_file):
+    """The same lines built record by record (objects, ``to_json``, ``json.dumps``): what
+    ``offsets dump`` did before; on the baseline slice, for the ratio."""
+    size = os.path.getsize(baseline_file)
+    benchmark.pedantic(_dump, args=(baseline_file, False), rounds=1, iterations=1)
+    n = sum(len(c["offset"]) for c in KR.iter_columns(baseline_file))
+    _rates(benchmark, size, n)
+
+
+def test_same_file_offsets_dump(benchmark, baseline_file):
+    """The columnar dump on the baseline's slice, for a like-for-like ratio."""
+    size = os.path.getsize(baseline_file)
+    benchmark.pedantic(_dump, args=(baseline_file,), rounds=3, iterations=1)
+    n = sum(len(c["offset"]) for c in KR.iter_columns(baseline_file))
+    _rates(benchmark, size, n)
