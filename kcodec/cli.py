@@ -55,8 +55,26 @@ def _unhex(text: str) -> bytes:
         raise SystemExit(f"kcodec: not hex: {text[:40]!r}")
 
 
+def _embedded(name: str, value: dict, data: dict) -> None:
+    """Decode the member metadata inside group metadata (``subscription``/``assignment`` of
+    a classic group's members) in place, as ``offsets dump`` does: the protocol type's
+    registered decoder (the consumer protocol built in), bytes left as base64 when they do
+    not decode."""
+    if name != "GroupMetadataValue":
+        return
+    from kcodec.offsets.records import protocol_decoder
+    dec = protocol_decoder(value.get("protocolType"))
+    if dec is None:
+        return
+    for m, raw in zip(data.get("members") or [], value.get("members") or []):
+        for field, read in (("subscription", dec.subscription), ("assignment", dec.assignment)):
+            e = read(raw.get(field))
+            if e.value is not None and e.schema is not None:
+                m[field] = kcodec.to_kafka_json(e.schema, e.value, e.parsed_version)
+
+
 def _decode_one(name: str, data: bytes, version: Optional[int], prefixed: bool,
-                newer: str, python: bool) -> dict:
+                newer: str, python: bool, embedded: bool = True) -> dict:
     if prefixed:
         f = read_framed(data, INT16_VERSION, name, newer=newer)
         version, value, newer_than_known = f.version, f.value, f.newer_than_known
@@ -68,7 +86,12 @@ def _decode_one(name: str, data: bytes, version: Optional[int], prefixed: bool,
     out: dict = {"message": kcodec.spec(name).name, "version": version}
     if newer_than_known:
         out["newer_than_known"] = True
-    out["data"] = _jsonable(value) if python else kcodec.to_kafka_json(name, value, version)
+    if python:
+        out["data"] = _jsonable(value)
+    else:
+        out["data"] = kcodec.to_kafka_json(name, value, version)
+        if embedded:
+            _embedded(kcodec.spec(name).name, value, out["data"])
     return out
 
 
@@ -102,7 +125,8 @@ def cmd_decode(args: argparse.Namespace) -> int:
     failed = 0
     for src, name, data, version, prefixed in items:
         try:
-            out = _decode_one(name, data, version, prefixed, args.newer, args.python)
+            out = _decode_one(name, data, version, prefixed, args.newer, args.python,
+                              not args.raw_embedded)
         except kcodec.KcodecError as e:
             failed += 1
             out = {"source": src, "message": name, "error": str(e)}
@@ -145,6 +169,9 @@ def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     d.add_argument("--newer", choices=("error", "latest"), default="error",
                    help="versions above the newest known: reject, or decode with the newest layout")
     d.add_argument("--python", action="store_true", help="print kcodec's Python mapping instead of Kafka's JSON")
+    d.add_argument("--raw-embedded", action="store_true",
+                   help="keep group members' subscription/assignment as base64 instead of "
+                        "decoding them with their protocol (consumer)")
     d.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("specs", help="list the shipped Kafka message specs")

@@ -131,3 +131,70 @@ def test_adapters_say_which_extra_to_install(monkeypatch):
 def test_bad_command_lines_get_one_line_naming_what_is_valid(argv, message):
     r = subprocess.run([sys.executable, "-m", "kcodec"] + argv, capture_output=True, text=True)
     assert r.returncode != 0 and message in r.stderr and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ what the package prints, read back
+
+def _group_value(members=True):
+    from kcodec.consumer import Assignment, Subscription, encode_assignment, encode_subscription
+    m = {"memberId": "c1", "groupInstanceId": None, "clientId": "c", "clientHost": "/h",
+         "rebalanceTimeout": 1, "sessionTimeout": 2,
+         "subscription": encode_subscription(Subscription(["orders"], None, [], 4)),
+         "assignment": encode_assignment(Assignment([("orders", 0), ("orders", 1)], b""))}
+    value = {"protocolType": "consumer", "generation": 4, "protocol": "range" if members else None,
+             "leader": "c1", "currentStateTimestamp": 9, "members": [m] if members else []}
+    return b"\x00\x03" + kcodec.encode("GroupMetadataValue", value, 3)
+
+
+def test_decode_decodes_embedded_consumer_protocol(capsys):
+    hexv = _group_value().hex()
+    rc, rows, _ = run(capsys, "decode", "GroupMetadataValue", "--prefixed", "--hex", hexv)
+    m = rows[0]["data"]["members"][0]
+    assert rc == 0 and m["subscription"]["topics"] == ["orders"]
+    assert m["assignment"]["assignedPartitions"] == [{"topic": "orders", "partitions": [0, 1]}]
+    rc, rows, _ = run(capsys, "decode", "GroupMetadataValue", "--prefixed", "--raw-embedded", "--hex", hexv)
+    assert isinstance(rows[0]["data"]["members"][0]["subscription"], str)     # base64, as before
+
+
+def _assign(capsys, tmp_path, text, *argv):
+    p = tmp_path / "in.json"
+    p.write_text(text)
+    rc = cli.main(["assign", *argv, str(p)])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_assign_reads_what_decode_and_offsets_dump_print(capsys, tmp_path):
+    from kcodec.log import encode_batch
+    hexv = _group_value().hex()
+    run(capsys, "decode", "GroupMetadataValue", "--prefixed", "--hex", hexv)
+    capsys.readouterr()
+    cli.main(["decode", "GroupMetadataValue", "--prefixed", "--hex", hexv])
+    line = capsys.readouterr().out
+    for text in (line, json.dumps(json.loads(line)["data"])):
+        rc, out, err = _assign(capsys, tmp_path, text)
+        assert rc == 0, err
+        assert out.startswith("strategy range") and "c1 (2): orders-0, orders-1" in out
+    # offsets dump lines: the last GroupMetadata record of the group is the one taken
+    key = b"\x00\x02" + kcodec.encode("GroupMetadataKey", {"group": "g"}, 0)
+    other = b"\x00\x02" + kcodec.encode("GroupMetadataKey", {"group": "h"}, 0)
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(encode_batch([(key, _group_value(False)), (key, _group_value()),
+                                  (other, _group_value())]))
+    cli.main(["offsets", "dump", str(seg)])
+    dump = capsys.readouterr().out
+    rc, out, err = _assign(capsys, tmp_path, dump)
+    assert rc == 2 and "pick one with --group" in err and "\n" not in err.rstrip("\n")
+    rc, out, err = _assign(capsys, tmp_path, dump, "--group", "g")
+    assert rc == 0 and "c1 (2)" in out, err
+    rc, out, err = _assign(capsys, tmp_path, dump.splitlines()[0] + "\n")
+    assert rc == 2 and "is empty in this record" in err
+    rc, out, err = _assign(capsys, tmp_path, dump, "--group", "nope")
+    assert rc == 2 and "no GroupMetadata record of group 'nope'" in err
+
+
+@pytest.mark.parametrize("text", ['{"x": 1}', '{"offset": 3}\n{"offset": 4}\n'])
+def test_assign_says_what_it_wants(capsys, tmp_path, text):
+    rc, out, err = _assign(capsys, tmp_path, text)
+    assert rc == 2 and out == ""
+    assert "expected a scenario" in err and "kcodec offsets dump" in err and err.count("\n") == 1

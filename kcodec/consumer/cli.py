@@ -9,7 +9,82 @@ from typing import Any, List, Optional, TextIO
 from .assignors import STRATEGIES
 from .whatif import load_scenario, what_if
 
-__all__ = ["add_subparsers", "cmd_assign", "main"]
+__all__ = ["add_subparsers", "cmd_assign", "main", "scenario_from_text"]
+
+_WANTED = ("a scenario ({\"members\": [...]} or {\"group\": ...}), a GroupMetadataValue as "
+           "`kcodec decode GroupMetadataValue --prefixed` prints it (or its \"data\"), or "
+           "GroupMetadata lines of `kcodec offsets dump`")
+
+
+def _as_scenario(obj: Any) -> Optional[dict]:
+    """The scenario in one JSON value the package prints, or None if it is none of them."""
+    sc = _scenario_of(obj)
+    g = sc.get("group") if sc is not None else None
+    g = g.get("data", g) if isinstance(g, dict) else g
+    if isinstance(g, dict) and not g.get("members") and not g.get("protocol") and "changes" not in sc:
+        name = _group_of(obj) if isinstance(obj, dict) else None
+        raise ValueError(f"group{'' if name is None else ' ' + repr(name)} is empty in this "
+                         "record (no members, no protocol): nothing to assign")
+    return sc
+
+
+def _scenario_of(obj: Any) -> Optional[dict]:
+    if not isinstance(obj, dict):
+        return None
+    if ("members" in obj and "protocolType" not in obj) or "group" in obj:
+        return obj                                   # a scenario
+    if "protocolType" in obj and "members" in obj:   # a GroupMetadataValue's data
+        return {"group": obj}
+    if obj.get("message") == "GroupMetadataValue" and isinstance(obj.get("data"), dict):
+        return {"group": obj["data"]}                # a line of `kcodec decode`
+    if obj.get("type_name") == "GroupMetadata" and "payload" in obj:   # a line of offsets dump
+        gid = ((obj.get("key") or {}).get("data") or {}).get("group")
+        if obj["payload"] is None:
+            raise ValueError(f"group {gid!r}: the record is a tombstone (the group was deleted)")
+        data = obj["payload"].get("data")
+        if not isinstance(data, dict):
+            raise ValueError(f"group {gid!r}: the record's value did not decode")
+        return {"group": data}
+    return None
+
+
+def _group_of(obj: Any) -> Optional[str]:
+    return ((obj.get("key") or {}).get("data") or {}).get("group") if isinstance(obj, dict) else None
+
+
+def scenario_from_text(text: str, source: str = "<input>", group: Optional[str] = None) -> dict:
+    """The scenario in ``text``: a scenario object, a ``GroupMetadataValue`` (its Kafka JSON,
+    or a ``kcodec decode`` line of it), or ``kcodec offsets dump`` lines (the last
+    GroupMetadata record, of ``group`` if given: the group as the coordinator would load it).
+    Anything else is a :class:`ValueError` saying what is wanted."""
+    try:
+        docs = [json.loads(text)]
+    except json.JSONDecodeError as e:
+        lines = [x for x in text.splitlines() if x.strip()]
+        try:
+            docs = [json.loads(x) for x in lines]
+        except json.JSONDecodeError:
+            raise ValueError(f"{source}: not JSON ({e}); expected {_WANTED}") from None
+    if len(docs) > 1 or any(isinstance(d, dict) and "type_name" in d for d in docs):
+        found = [d for d in docs if isinstance(d, dict) and d.get("type_name") == "GroupMetadata"
+                 and (group is None or _group_of(d) == group)]
+        if not found:
+            which = f" of group {group!r}" if group else ""
+            raise ValueError(f"{source}: no GroupMetadata record{which} among {len(docs)} "
+                             f"line(s); expected {_WANTED}")
+        groups = {_group_of(d) for d in found}
+        if len(groups) > 1:
+            raise ValueError(f"{source}: records of {len(groups)} groups "
+                             f"({', '.join(sorted(map(str, groups)))}): pick one with --group")
+        docs = [found[-1]]     # the last record is the state the coordinator loads
+    obj = docs[0]
+    sc = _as_scenario(obj)
+    if sc is None:
+        if not isinstance(obj, dict):
+            raise ValueError(f"{source}: a scenario is a JSON object, got {type(obj).__name__}; "
+                             f"expected {_WANTED}")
+        raise ValueError(f"{source}: expected {_WANTED}; got an object with keys {sorted(obj)[:8]}")
+    return sc
 
 
 def _fmt(parts: List[str], limit: int = 12) -> str:
@@ -21,16 +96,12 @@ def _fmt(parts: List[str], limit: int = 12) -> str:
 def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout     # looked up per call: a default bound at import outlives redirections
     try:
-        try:
-            if args.scenario == "-":
-                obj = json.load(sys.stdin)
-            else:
-                with open(args.scenario, encoding="utf-8") as f:
-                    obj = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{args.scenario}: not JSON ({e})") from None
-        if not isinstance(obj, dict):
-            raise ValueError(f"{args.scenario}: a scenario is a JSON object, got {type(obj).__name__}")
+        if args.scenario == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.scenario, encoding="utf-8") as f:
+                text = f.read()
+        obj = scenario_from_text(text, args.scenario, getattr(args, "group", None))
         sc = load_scenario(obj, args.strategy)
         rep = what_if(sc).to_dict()
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -78,9 +149,13 @@ def add_subparsers(subparsers: Any) -> None:
         description="Run a classic consumer assignor over a scenario (members, topics, owned partitions, "
                     "generations, racks; or a group from __consumer_offsets) and print the new assignment, "
                     "the partitions moved, the balance and, for cooperative-sticky, the two-phase plan.")
-    p.add_argument("scenario", metavar="SCENARIO.json", help="scenario file (- for stdin)")
+    p.add_argument("scenario", metavar="SCENARIO.json",
+                   help="scenario file (- for stdin): a scenario, a GroupMetadataValue as kcodec "
+                        "decode prints it, or kcodec offsets dump lines")
     p.add_argument("--strategy", choices=STRATEGIES, default=None,
                    help="assignor (default: the scenario's, or the group's protocol)")
+    p.add_argument("--group", metavar="GROUP",
+                   help="with offsets dump lines of several groups: the group to take")
     p.add_argument("--json", action="store_true", help="JSON output")
     p.add_argument("--limit", type=int, default=12, help="partitions listed per line (default 12)")
     p.set_defaults(func=cmd_assign)

@@ -61,8 +61,9 @@ class Progress:
     """A tqdm progress bar on stderr (bytes read of the total), shown when stderr is a
     TTY or when forced.  :meth:`update` takes the absolute position."""
 
-    def __init__(self, total: int, enabled: Optional[bool] = None, stream: TextIO = sys.stderr) -> None:
+    def __init__(self, total: int, enabled: Optional[bool] = None, stream: Optional[TextIO] = None) -> None:
         from tqdm import tqdm
+        stream = stream or sys.stderr   # looked up per call: a default bound at import goes stale
         self.enabled = stream.isatty() if enabled is None else enabled
         self.bar = tqdm(total=max(total, 1), file=stream, disable=not self.enabled, unit="B",
                         unit_scale=True, mininterval=0.1, dynamic_ncols=True,
