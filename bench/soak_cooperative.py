@@ -30,6 +30,8 @@ import time
 from collections import Counter
 from typing import Any, Dict, List, Optional, Tuple
 
+from tqdm import tqdm
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from kcodec.consumer.assignors import Member, assign, validate_cooperative_assignment  # noqa: E402
@@ -164,8 +166,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     rounds: Counter = Counter()
     slow: List[Tuple[int, str, int]] = []
     t0 = time.perf_counter()
-    last = 0.0
-    for i, seed in enumerate(range(args.first, args.first + args.seeds)):
+    bar = tqdm(range(args.first, args.first + args.seeds), unit="seed", file=sys.stderr,
+               disable=None, mininterval=0.5)       # disable=None: shown on a terminal only
+    for seed in bar:
         for kind, n in (inconsistent_seed(seed) if args.inconsistent else soak_seed(seed, args.large)):
             if kind == "fresh":
                 if n > 1:
@@ -174,15 +177,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             rounds[n] += 1
             if n > 2:
                 slow.append((seed, kind, n))
-        now = time.perf_counter()
-        if sys.stderr.isatty() and (now - last > 0.5 or i + 1 == args.seeds):
-            last = now
-            done = (i + 1) / args.seeds
-            bar = "#" * int(30 * done)
-            sys.stderr.write(f"\r[{bar:30}] {i + 1}/{args.seeds} seeds, {sum(rounds.values())} events, "
-                             f"{len(slow)} slow")
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
+        bar.set_postfix(events=sum(rounds.values()), slow=len(slow), refresh=False)
+    bar.close()
     events = sum(rounds.values())
     what = "inconsistent" if args.inconsistent else "large" if args.large else "small"
     print(f"{args.seeds} seeds ({what} groups), {events} events in "
