@@ -356,3 +356,14 @@ def test_groups_group_selects(tmp_path):
     assert rc == 0 and out.splitlines()[1].split()[0] == "aio-rr" and len(out.splitlines()) == 2
     rc, out = _run(["offsets", "groups", "--group", "no-such-group", str(SEGMENTS)])
     assert rc == 1 and len(out.splitlines()) == 1
+
+
+def test_check_downgrade_labels_tombstones(tmp_path):
+    from kcodec.log import encode_batch
+    k, v = _rec(3, "ConsumerGroupMetadataKey", {"groupId": "new"}, "ConsumerGroupMetadataValue",
+                {"epoch": 4}, 0)
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(encode_batch([(k, v), (k, None)]))
+    rc, out = _run(["offsets", "check-downgrade", "--to", "3.4", str(f)])
+    assert rc == 2
+    assert "(ConsumerGroupMetadata v0) x1" in out and "(ConsumerGroupMetadata tombstone) x1" in out
