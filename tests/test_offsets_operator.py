@@ -250,8 +250,12 @@ def test_columnar_dump_prints_the_record_paths_lines_on_every_fixture_segment():
         assert got == _dump(bad, False) and '"bad_crc"' in got
 
 
-def test_columnar_dump_on_a_generated_log(tmp_path):
+@pytest.mark.parametrize("block", [1 << 16, 7], ids=["block-64k", "block-7"])
+def test_columnar_dump_on_a_generated_log(tmp_path, monkeypatch, block):
     import random
+
+    from kcodec.offsets import dump as odump
+    monkeypatch.setattr(odump, "_BLOCK", block)    # rows formatted a block at a time
 
     from kcodec.log import encode_batch
     rnd = random.Random(7)

@@ -268,25 +268,25 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
     other = dict(cols["other"])
     batches: Dict[int, Any] = {}
     ordered = bool(np.all(logorder[1:] > logorder[:-1])) if n > 1 else True
-    step = _BLOCK if ordered else n     # blocks keep the working set small
     out: List[Any] = []
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
+    for lo in range(0, n, _BLOCK):      # blocks (in log order) keep the working set small
+        hi = min(n, lo + _BLOCK)
+        rows = np.arange(lo, hi) if ordered else np.sort(logorder[lo:hi])
         parts_lines: List[Any] = []
         parts_pos: List[np.ndarray] = []
-        block = combos[lo:hi]
+        block = combos[rows]
         slow_rows: List[int] = []
         for combo in np.unique(block[block >= 0]).tolist():
             k, rt, v = combo >> 40, (combo >> 20) & 0xFFFF, combo & 0xFFFFF
             rt = rt - 0x10000 if rt >= 0x8000 else rt
             tpl = _template(int(k), int(rt), -1 if k == 1 else int(v))
-            idx = np.flatnonzero(block == combo) + lo
+            idx = rows[block == combo]
             if tpl is None:
                 slow_rows += idx.tolist()
                 continue
             parts_lines.append(_fast_lines(tpl, idx, bi, offs, cols, head1, head2, strings))
             parts_pos.append(idx)
-        slow_rows += (np.flatnonzero(~fast[lo:hi] & want[lo:hi]) + lo).tolist()
+        slow_rows += rows[~fast[rows] & want[rows]].tolist()
         if slow_rows:
             slow_rows.sort()
             lines = []
@@ -372,7 +372,7 @@ def _string_bytes(arr: Any) -> bytes:
     """The concatenated values of a string array (its data buffer's used span)."""
     if len(arr) == 0:
         return b""
-    offsets = np.frombuffer(arr.buffers()[1], np.int32)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if arr.type == _pa.large_string() else np.int32)
     start, end = int(offsets[arr.offset]), int(offsets[arr.offset + len(arr)])
     data = arr.buffers()[2]
     return memoryview(data)[start:end] if data is not None else b""  # type: ignore[return-value]
