@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import uuid
-from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
+from typing import Any, Dict, Iterator, List, Optional, TextIO
 
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
