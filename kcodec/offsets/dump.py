@@ -156,7 +156,6 @@ def _template(kind: int, rtype: int, version: int) -> Optional[List[Tuple[bool, 
     info = record_types()[rtype]
     key = rtype.to_bytes(2, "big", signed=True) + kcodec.encode(
         info.key, {"group": _G, "topic": _T, "partition": _SENTINELS["partition"]}, 0)
-    tpl: Optional[List[Tuple[bool, str]]] = None
     if kind == 1:
         dec = decode_record(key, None)
     else:
@@ -171,7 +170,7 @@ def _template(kind: int, rtype: int, version: int) -> Optional[List[Tuple[bool, 
             _TEMPLATES[k] = None
             return None
     text = json.dumps(to_json(dec), ensure_ascii=False)[1:]   # drop "{": it follows the head
-    tpl = []
+    tpl: List[Tuple[bool, str]] = []
     for i, part in enumerate(_SPLIT.split(text)):
         if part:
             tpl.append((i % 2 == 1, _TOKENS[part] if i % 2 else part))
@@ -214,13 +213,6 @@ def _rows_of(ch: Any) -> Tuple[np.ndarray, ...]:
         order = np.argsort(offs, kind="stable")
         bi, within, offs, hdr = bi[order], within[order], offs[order], hdr[order]
     return bi, within, offs, hdr
-
-
-class _Chunk(NamedTuple):
-    lines: Any          # bytes-like
-    corrupt: int
-    end: int
-    first_error: Any
 
 
 def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[str]) -> Optional[List[Any]]:
