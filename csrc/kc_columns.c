@@ -229,6 +229,25 @@ static int grow(kc_col *restrict c, size_t need)
     return KC_OK;
 }
 
+/* room for `need` bytes of string/bytes data */
+static int grow_data(kc_col *restrict c, size_t need)
+{
+    size_t ncap = c->data_cap ? c->data_cap : 256;
+    uint8_t *nd;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > 0x7fffffff) {        /* int32 offsets */
+        if (need > 0x7fffffff)
+            return KC_E_TOO_BIG;
+        ncap = 0x7fffffff;
+    }
+    if (!(nd = (uint8_t *)realloc(c->data, ncap)))
+        return KC_E_NOMEM;
+    c->data = nd;
+    c->data_cap = ncap;
+    return KC_OK;
+}
+
 /* room for n more values */
 static inline int reserve(kc_col *restrict c, size_t n)
 {
@@ -301,18 +320,8 @@ static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
     if ((rc = reserve(c, 1)) != KC_OK)
         return rc;
     if (n) {
-        if (c->data_cap - c->data_len < n) {
-            size_t ncap = c->data_cap ? c->data_cap : 256;
-            uint8_t *nd;
-            while (ncap - c->data_len < n)
-                ncap *= 2;
-            if (ncap > 0x7fffffff)      /* int32 offsets */
-                return KC_E_TOO_BIG;
-            if (!(nd = (uint8_t *)realloc(c->data, ncap)))
-                return KC_E_NOMEM;
-            c->data = nd;
-            c->data_cap = ncap;
-        }
+        if (c->data_cap - c->data_len < n && (rc = grow_data(c, c->data_len + n)) != KC_OK)
+            return rc;
         if (n <= 16) {          /* names and short strings: no call */
             for (size_t i = 0; i < n; i++)
                 c->data[c->data_len + i] = p[i];
@@ -650,22 +659,15 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
     if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
         return cfail(d, KC_E_TAG_COUNT, count_at);
     for (uint32_t j = 0; j < n; j++) {
-        int32_t k = -1;
+        int32_t k;
         if ((rc = rd_uv(d, &tag)) != KC_OK || (rc = rd_uv(d, &size)) != KC_OK)
             return rc;
-        for (int32_t q = 0; q < nt; q++) {
-            if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag) {
-                k = q;
-                break;
-            }
-        }
+        k = kc_struct_tag(s, tag);
         if (k >= 0) {
             rc = cd_tagged(d, KID(d->t, c, nf + k), KC_S_TAGGED(s, k), size, base, depth);
         } else {
-            const int32_t *bad = KC_S_BAD(s);
-            for (int32_t q = 0; q < KC_S_NB(s); q++)
-                if ((uint32_t)bad[q] == tag)
-                    return cfail(d, KC_E_BAD_TAG, d->pos);
+            if (k == KC_TAG_BAD)
+                return cfail(d, KC_E_BAD_TAG, d->pos);
             rc = cd_unknown(d, u, tag, size);
         }
         if (rc != KC_OK)
