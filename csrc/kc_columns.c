@@ -796,8 +796,13 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
         const uint8_t *p = rows_at(rows, r, &len);
         uint8_t *o = out + r * k;
         size_t m = p ? (len < k ? len : k) : 0;
-        for (size_t i = 0; i < k; i++)
-            o[i] = i < m ? p[i] : 0;
+        if (m == k) {           /* the usual case: the whole head is there */
+            memcpy(o, p, k);
+        } else {
+            memset(o, 0, k);
+            if (m)
+                memcpy(o, p, m);
+        }
         have[r] = p ? (int32_t)m : len ? -2 : -1;
     }
     return KC_OK;

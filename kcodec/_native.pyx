@@ -1356,29 +1356,109 @@ cdef list _nested_python(_Plan P, _Rows R, object ok, list fields):
             _gc.enable()
 
 
+cdef struct _Tape:
+    int64_t *slots
+    size_t cap, n
+
+
+cdef int _tape_decode(_Plan P, _Tape *t, const uint8_t *p, size_t n) except -2:
+    """Decode one row into the tape, growing it when the row needs more slots; the
+    decoder's status."""
+    cdef size_t end = 0
+    cdef int64_t *grown
+    cdef kc_error err
+    cdef int rc = kc_decode(P.code, p, n, 0, t.slots, t.cap, &end, &t.n, &err)
+    if rc == KC_E_TAPE_FULL:
+        grown = <int64_t *>realloc(t.slots, (n + 2) * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        t.slots = grown
+        t.cap = n + 2
+        rc = kc_decode(P.code, p, n, 0, t.slots, t.cap, &end, &t.n, &err)
+    return rc
+
+
+cdef int _skip_value(_Plan P, _Tape *t, Walk *w, const int32_t *f, int tagged) except -1:
+    """Step the walk over a value that is not kept (f: type, flags, arg): a regular
+    scalar is one slot, anything else asks the tape."""
+    cdef int64_t sk
+    if not tagged and f[0] != KC_T_STRUCT and f[0] != KC_T_ARRAY:
+        w.i += 1
+        return 0
+    sk = kc_tape_skip(P.code, t.slots, t.n, w.i, f[0], f[1], f[2], tagged)
+    if sk < 0:
+        raise ValueError("internal error: malformed tape")
+    w.i += <size_t>sk
+    return 0
+
+
+cdef int _regular_fields(_Plan P, _SPlan S0, _Tape *t, Walk *w, const int *reg_map, list cols,
+                         Py_ssize_t r) except -1:
+    """The kept regular fields of row r into their columns; the walk moves past them all."""
+    cdef const int32_t *f
+    cdef Py_ssize_t i, c
+    for i in range(S0.nf):
+        f = S0.s + 4 + 3 * i
+        c = reg_map[i]
+        if c >= 0:
+            (<list>cols[c])[r] = _b_value(P, w, f[0], f[1], f[2])
+        else:
+            _skip_value(P, t, w, f, 0)
+    return 0
+
+
+cdef int _tagged_fields(_Plan P, _SPlan S0, _Tape *t, Walk *w, const int *tag_map, char *seen,
+                        list cols, Py_ssize_t r) except -1:
+    """The kept tagged fields of row r into their columns, absent ones as their default."""
+    cdef const int32_t *f
+    cdef Py_ssize_t i, j, c
+    cdef int64_t cnt, key
+    memset(seen, 0, S0.nt + 1)
+    cnt = t.slots[w.i]
+    w.i += 1
+    for j in range(cnt):
+        key = t.slots[w.i]
+        w.i += 1
+        if key < 0:             # an unknown tag: its raw bytes, one slot
+            w.i += 1
+            continue
+        f = S0.s + 4 + 3 * S0.nf + 4 * key
+        c = tag_map[key]
+        if c >= 0:
+            (<list>cols[c])[r] = _b_value(P, w, f[1], f[2], f[3])
+            seen[key] = 1
+        else:
+            _skip_value(P, t, w, f + 1, 1)
+    for i in range(S0.nt):
+        c = tag_map[i]
+        if c >= 0 and not seen[i]:
+            dv = S0.tdefaults[i]
+            if <int>S0.tcopy[i] == 1:
+                dv = []
+            elif <int>S0.tcopy[i] == 2:
+                dv = _copy_default(dv)
+            (<list>cols[c])[r] = dv
+    return 0
+
+
 cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
     """Python values of the nested (array/struct) top-level fields of every ok row: each
     row is decoded to a tape and only those fields are built from it."""
     cdef _SPlan S0 = <_SPlan>P.splans[0]
-    cdef Py_ssize_t r, i, j, c, ncol = len(fields)
+    cdef Py_ssize_t r, i, c, ncol = len(fields)
     cdef int nf = S0.nf, nt = S0.nt
     cdef int *reg_map = <int *>malloc((nf + nt + 1) * sizeof(int))
     cdef int *tag_map = reg_map + nf
     cdef char *seen = <char *>malloc(nt + 1)
     cdef Py_ssize_t n = R.n, a = 0, b = 0
-    cdef const uint8_t *data = R.r.data
-    cdef size_t cap = 256, end = 0, ns = 0
-    cdef int64_t *tape = <int64_t *>malloc(cap * sizeof(int64_t))
-    cdef int64_t *nt_ptr
-    cdef int64_t cnt, key, sk
-    cdef const int32_t *f
-    cdef kc_error err
+    cdef _Tape t
     cdef Walk w
-    cdef int rc
     cdef list cols = [[None] * n for _ in range(ncol)]
-    cdef list col
+    t.cap = 256
+    t.n = 0
+    t.slots = <int64_t *>malloc(t.cap * sizeof(int64_t))
     try:
-        if reg_map == NULL or seen == NULL or tape == NULL:
+        if reg_map == NULL or seen == NULL or t.slots == NULL:
             raise MemoryError()
         for i in range(nf + nt):
             reg_map[i] = -1
@@ -1389,70 +1469,20 @@ cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
             else:
                 tag_map[-1 - fid] = c
         for r in range(n):
-            if not okp[r]:
+            if not okp[r] or not R.span(r, &a, &b):
                 continue
-            R.span(r, &a, &b)
-            rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
-            if rc == KC_E_TAPE_FULL:
-                nt_ptr = <int64_t *>realloc(tape, <size_t>(b - a + 2) * sizeof(int64_t))
-                if nt_ptr == NULL:
-                    raise MemoryError()
-                tape = nt_ptr
-                cap = <size_t>(b - a + 2)
-                rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
-            if rc != KC_OK:
+            if _tape_decode(P, &t, R.r.data + a, <size_t>(b - a)) != KC_OK:
                 continue
-            w.tape = tape
+            w.tape = t.slots
             w.i = 0
-            w.buf = data + a
-            for i in range(nf):
-                f = S0.s + 4 + 3 * i
-                c = reg_map[i]
-                if c >= 0:
-                    col = <list>cols[c]
-                    col[r] = _b_value(P, &w, f[0], f[1], f[2])
-                elif f[0] == KC_T_STRUCT or f[0] == KC_T_ARRAY:
-                    sk = kc_tape_skip(P.code, tape, ns, w.i, f[0], f[1], f[2], 0)
-                    if sk < 0:
-                        raise ValueError("internal error: malformed tape")
-                    w.i += <size_t>sk
-                else:
-                    w.i += 1
+            w.buf = R.r.data + a
+            _regular_fields(P, S0, &t, &w, reg_map, cols, r)
             if S0.flexible:
-                memset(seen, 0, nt + 1)
-                cnt = tape[w.i]
-                w.i += 1
-                for j in range(cnt):
-                    key = tape[w.i]
-                    w.i += 1
-                    if key < 0:
-                        w.i += 1
-                        continue
-                    f = S0.s + 4 + 3 * nf + 4 * key
-                    c = tag_map[key]
-                    if c >= 0:
-                        col = <list>cols[c]
-                        col[r] = _b_value(P, &w, f[1], f[2], f[3])
-                        seen[key] = 1
-                    else:
-                        sk = kc_tape_skip(P.code, tape, ns, w.i, f[1], f[2], f[3], 1)
-                        if sk < 0:
-                            raise ValueError("internal error: malformed tape")
-                        w.i += <size_t>sk
-                for i in range(nt):
-                    c = tag_map[i]
-                    if c >= 0 and not seen[i]:
-                        dv = S0.tdefaults[i]
-                        if <int>S0.tcopy[i] == 1:
-                            dv = []
-                        elif <int>S0.tcopy[i] == 2:
-                            dv = _copy_default(dv)
-                        col = <list>cols[c]
-                        col[r] = dv
+                _tagged_fields(P, S0, &t, &w, tag_map, seen, cols, r)
     finally:
         free(reg_map)
         free(seen)
-        free(tape)
+        free(t.slots)
     return cols
 
 
