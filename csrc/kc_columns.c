@@ -710,22 +710,13 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
 /* ------------------------------------------------------------------------- */
 /* rows */
 
-static inline int64_t entry_pos(const kc_rows *rows, size_t e)
+/* slice entry e's position and length (packed arrays, or fields read by stride) */
+static inline void entry_at(const kc_rows *rows, size_t e, int64_t *p, int32_t *l)
 {
-    int64_t p;
-    if (!rows->pos_stride)
-        return rows->pos[e];
-    memcpy(&p, (const uint8_t *)rows->pos + e * rows->pos_stride, sizeof p);
-    return p;
-}
-
-static inline int32_t entry_len(const kc_rows *rows, size_t e)
-{
-    int32_t l;
-    if (!rows->lens_stride)
-        return rows->lens[e];
-    memcpy(&l, (const uint8_t *)rows->lens + e * rows->lens_stride, sizeof l);
-    return l;
+    size_t ps = rows->pos_stride ? rows->pos_stride : sizeof *p;
+    size_t ls = rows->lens_stride ? rows->lens_stride : sizeof *l;
+    memcpy(p, (const uint8_t *)rows->pos + e * ps, sizeof *p);
+    memcpy(l, (const uint8_t *)rows->lens + e * ls, sizeof *l);
 }
 
 static inline const uint8_t *slice_at(const kc_rows *rows, size_t r, size_t *n)
@@ -739,8 +730,7 @@ static inline const uint8_t *slice_at(const kc_rows *rows, size_t r, size_t *n)
             return NULL;
         e = (size_t)rows->take[r];
     }
-    p = entry_pos(rows, e);
-    l = entry_len(rows, e);
+    entry_at(rows, e, &p, &l);
     if (l < 0) {
         *n = 0;
         return NULL;

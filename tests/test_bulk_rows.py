@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kcodec
-from kcodec._columns import slice_heads
+from kcodec import slice_heads
 
 pa = pytest.importorskip("pyarrow")
 from kcodec import arrow  # noqa: E402

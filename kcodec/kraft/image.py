@@ -32,7 +32,6 @@ try:
 except ImportError:  # no pyarrow: the engine's dicts serve
     _arrow = None
 from kcodec import log
-from kcodec._columns import slice_heads
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
 __all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
@@ -1325,7 +1324,7 @@ def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarra
     """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
     frame head is the common 3 bytes (frame version 1, one-byte uvarints); read as three
     gathers over the buffer, no object per record."""
-    heads, have = slice_heads(buf, pos, lens, 3)
+    heads, have = kcodec.slice_heads(buf, pos, lens, 3)
     h0, h1, h2 = heads[:, 0], heads[:, 1], heads[:, 2]
     fast = (have == 3) & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
     return h1.astype(np.int64), h2.astype(np.int64), fast

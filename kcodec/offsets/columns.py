@@ -18,7 +18,6 @@ import numpy as np
 
 import kcodec
 from kcodec import log as _KR
-from kcodec._columns import slice_heads
 from .records import _value_schema, decode_record, record_types
 
 try:  # pyarrow is optional: without it every record takes the generic path
@@ -38,7 +37,7 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
 def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
     """The big-endian int16 at the start of each slice (-1 where fewer than 2 bytes), read
     in place (strided fields of the record array included)."""
-    heads, have = slice_heads(buf, pos, length, 2)
+    heads, have = kcodec.slice_heads(buf, pos, length, 2)
     v = heads.view(">i2").reshape(-1)
     return np.where(have == 2, v, np.int16(-1)).astype(np.int16, copy=False)
 
