@@ -87,7 +87,8 @@ def decode(name: str, values: Any, version: int, *, newer: str = "error",
     ``ChunkedArray`` of them, a list of bytes/None, or :class:`Slices`.  ``skip``: bytes
     before each message (e.g. 2 for the int16 version prefix of coordinator records).
     ``select``: a bool per row; rows where it is False are decoded as null rows (one
-    full-length batch whose other rows are null, no gathering).  Columns: the fields of :func:`arrow_type`, then ``_error`` (string).  A bad row is
+    full-length batch whose other rows are null, no gathering).  Columns: the fields of
+    :func:`arrow_type`, then ``_error`` (string).  A bad row is
     null in every field and ``_error`` holds the text of the :class:`DecodeError` a single
     :func:`kcodec.decode` of it raises; a null row is null everywhere, ``_error`` too.
     """

@@ -1322,8 +1322,8 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
 
 def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
-    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read as three
-    gathers over the buffer, no object per record."""
+    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read in place
+    by ``kcodec.slice_heads``, no object per record."""
     heads, have = kcodec.slice_heads(buf, pos, lens, 3)
     h0, h1, h2 = heads[:, 0], heads[:, 1], heads[:, 2]
     fast = (have == 3) & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
