@@ -8,8 +8,9 @@ Size: ``KCODEC_BENCH_KRAFT_PARTITIONS`` (default 100,000 for pytest; the script'
 PartitionChangeRecords); ``KCODEC_BENCH_KRAFT_DIR`` reuses a generated log.
 
 "decode" = every metadata record of the log into columns (``iter_record_columns``: the
-log reader's chunks, the frame heads gathered with NumPy, one ``kcodec.arrow.decode`` per
-record type and version per chunk, reading the values in place).  "replay" = ``replay()`` into the columnar image.  The peer in
+log reader's chunks, the frame heads read by ``slice_heads``, one ``kcodec.arrow.decode``
+per record type and version per chunk, reading the values in place through the record
+array with ``Slices(..., take=rows)``).  "replay" = ``replay()`` into the columnar image.  The peer in
 the same run is the per-record path (``read_record``: one dict per record, as a plain
 Python consumer of the log would do it) on the first 20,000 records.  MB/s are per core:
 bytes of the log over the process's CPU time.

@@ -149,16 +149,28 @@ static int32_t build_struct(kc_columns *t, int sidx, int depth)
     return i;
 }
 
+static void list_row_nodes(kc_columns *t, int32_t i)
+{
+    const kc_col *c = &t->nodes[i];
+    t->row_nodes[t->n_row_nodes++] = i;
+    if (c->kind == KC_N_STRUCT)
+        for (int32_t q = 0; q < c->n_kids; q++)
+            list_row_nodes(t, t->kids[c->first_kid + q]);
+}
+
 int kc_columns_init(kc_columns *t, const int32_t *code)
 {
     int32_t r;
     memset(t, 0, sizeof *t);
     t->code = code;
     r = build_struct(t, 0, 0);
+    if (r >= 0 && !(t->row_nodes = (int32_t *)malloc((size_t)t->n_nodes * sizeof(int32_t))))
+        r = -KC_E_NOMEM;
     if (r < 0) {
         kc_columns_free(t);
         return -r;
     }
+    list_row_nodes(t, 0);
     return KC_OK;
 }
 
@@ -173,6 +185,7 @@ void kc_columns_free(kc_columns *t)
     }
     free(t->nodes);
     free(t->kids);
+    free(t->row_nodes);
     memset(t, 0, sizeof *t);
 }
 
@@ -213,6 +226,25 @@ static int grow(kc_col *restrict c, size_t need)
             c->offsets[0] = 0;
     }
     c->cap = ncap;
+    return KC_OK;
+}
+
+/* room for `need` bytes of string/bytes data */
+static int grow_data(kc_col *restrict c, size_t need)
+{
+    size_t ncap = c->data_cap ? c->data_cap : 256;
+    uint8_t *nd;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > 0x7fffffff) {        /* int32 offsets */
+        if (need > 0x7fffffff)
+            return KC_E_TOO_BIG;
+        ncap = 0x7fffffff;
+    }
+    if (!(nd = (uint8_t *)realloc(c->data, ncap)))
+        return KC_E_NOMEM;
+    c->data = nd;
+    c->data_cap = ncap;
     return KC_OK;
 }
 
@@ -288,18 +320,8 @@ static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
     if ((rc = reserve(c, 1)) != KC_OK)
         return rc;
     if (n) {
-        if (c->data_cap - c->data_len < n) {
-            size_t ncap = c->data_cap ? c->data_cap : 256;
-            uint8_t *nd;
-            while (ncap - c->data_len < n)
-                ncap *= 2;
-            if (ncap > 0x7fffffff)      /* int32 offsets */
-                return KC_E_TOO_BIG;
-            if (!(nd = (uint8_t *)realloc(c->data, ncap)))
-                return KC_E_NOMEM;
-            c->data = nd;
-            c->data_cap = ncap;
-        }
+        if (c->data_cap - c->data_len < n && (rc = grow_data(c, c->data_len + n)) != KC_OK)
+            return rc;
         if (n <= 16) {          /* names and short strings: no call */
             for (size_t i = 0; i < n; i++)
                 c->data[c->data_len + i] = p[i];
@@ -359,6 +381,44 @@ static int put_absent(kc_columns *t, kc_col *c, int dflt)
             return put_uuid(c, valid ? c->def_bytes : NULL, valid);
         return put_fixed(c, valid ? c->def_i : 0, valid);
     }
+}
+
+static void clear_bits(uint8_t *bits, size_t from, size_t k)
+{
+    for (; k && (from & 7); from++, k--)
+        put_bit(bits, from, 0);
+    memset(bits + (from >> 3), 0, k >> 3);
+    for (from += k & ~(size_t)7, k &= 7; k; from++, k--)
+        put_bit(bits, from, 0);
+}
+
+/* k null rows: a null in every node that holds one value per row, run by run (what
+ * put_absent(root, 0) appends k times, without walking the tree per row). */
+static int put_null_rows(kc_columns *t, size_t k)
+{
+    for (int32_t j = 0; j < t->n_row_nodes; j++) {
+        kc_col *c = &t->nodes[t->row_nodes[j]];
+        int rc;
+        if (c->skip)
+            continue;
+        if ((rc = reserve(c, k)) != KC_OK)
+            return rc;
+        if (c->kind == KC_N_FIXED)
+            memset(c->values + (size_t)c->width * c->len, 0, (size_t)c->width * k);
+        else if (c->kind == KC_N_BOOL)
+            clear_bits(c->values, c->len, k);
+        else if (c->kind == KC_N_LIST || c->kind == KC_N_VAR)
+            for (size_t i = 1; i <= k; i++)
+                c->offsets[c->len + i] = c->offsets[c->len];
+        if (!c->validity) {
+            if (!(c->validity = (uint8_t *)malloc((c->cap + 7) / 8)))
+                return KC_E_NOMEM;
+            memset(c->validity, 0xff, (c->cap + 7) / 8);
+        }
+        clear_bits(c->validity, c->len, k);
+        c->len += k;
+    }
+    return KC_OK;
 }
 
 /* drop values from n on (n <= len).  Children are cut too even when the node itself
@@ -599,22 +659,15 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
     if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
         return cfail(d, KC_E_TAG_COUNT, count_at);
     for (uint32_t j = 0; j < n; j++) {
-        int32_t k = -1;
+        int32_t k;
         if ((rc = rd_uv(d, &tag)) != KC_OK || (rc = rd_uv(d, &size)) != KC_OK)
             return rc;
-        for (int32_t q = 0; q < nt; q++) {
-            if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag) {
-                k = q;
-                break;
-            }
-        }
+        k = kc_struct_tag(s, tag);
         if (k >= 0) {
             rc = cd_tagged(d, KID(d->t, c, nf + k), KC_S_TAGGED(s, k), size, base, depth);
         } else {
-            const int32_t *bad = KC_S_BAD(s);
-            for (int32_t q = 0; q < KC_S_NB(s); q++)
-                if ((uint32_t)bad[q] == tag)
-                    return cfail(d, KC_E_BAD_TAG, d->pos);
+            if (k == KC_TAG_BAD)
+                return cfail(d, KC_E_BAD_TAG, d->pos);
             rc = cd_unknown(d, u, tag, size);
         }
         if (rc != KC_OK)
@@ -657,23 +710,46 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
 /* ------------------------------------------------------------------------- */
 /* rows */
 
-/* Row r's bytes, or NULL for a null row (*n = 0) / a slice outside the data (*n = 1). */
-static const uint8_t *row_at(const kc_rows *rows, size_t r, size_t *n)
+/* slice entry e's position and length (packed arrays, or fields read by stride) */
+static inline void entry_at(const kc_rows *rows, size_t e, int64_t *p, int32_t *l)
+{
+    size_t ps = rows->pos_stride ? rows->pos_stride : sizeof *p;
+    size_t ls = rows->lens_stride ? rows->lens_stride : sizeof *l;
+    memcpy(p, (const uint8_t *)rows->pos + e * ps, sizeof *p);
+    memcpy(l, (const uint8_t *)rows->lens + e * ls, sizeof *l);
+}
+
+static inline const uint8_t *slice_at(const kc_rows *rows, size_t r, size_t *n)
+{
+    size_t e = r;
+    int64_t p;
+    int32_t l;
+    *n = 1;
+    if (rows->take) {
+        if (rows->take[r] < 0 || (uint64_t)rows->take[r] >= rows->n_entries)
+            return NULL;
+        e = (size_t)rows->take[r];
+    }
+    entry_at(rows, e, &p, &l);
+    if (l < 0) {
+        *n = 0;
+        return NULL;
+    }
+    if (p < 0 || (uint64_t)p > rows->data_len || (uint64_t)l > rows->data_len - (size_t)p)
+        return NULL;
+    *n = (size_t)l;
+    return rows->data + p;
+}
+
+static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
 {
     size_t a, b;
-    if (rows->pos) {
-        int64_t p = rows->pos[r];
-        int32_t l = rows->lens[r];
+    if (rows->select && !rows->select[r]) {
         *n = 0;
-        if (l < 0)
-            return NULL;
-        if (p < 0 || (uint64_t)p > rows->data_len || (uint64_t)l > rows->data_len - (size_t)p) {
-            *n = 1;
-            return NULL;
-        }
-        *n = (size_t)l;
-        return rows->data + p;
+        return NULL;
     }
+    if (rows->pos)
+        return slice_at(rows, r, n);
     if (rows->valid) {
         size_t bit = rows->valid_off + r;
         if (!(rows->valid[bit >> 3] & (1u << (bit & 7)))) {
@@ -696,13 +772,39 @@ static const uint8_t *row_at(const kc_rows *rows, size_t r, size_t *n)
     return rows->data + a;
 }
 
+const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n)
+{
+    return rows_at(rows, r, n);
+}
+
+int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t *have)
+{
+    if (k > 8)
+        return KC_E_TOO_BIG;
+    for (size_t r = 0; r < n; r++) {
+        size_t len;
+        const uint8_t *p = rows_at(rows, r, &len);
+        uint8_t *o = out + r * k;
+        size_t m = p ? (len < k ? len : k) : 0;
+        if (m == k) {           /* the usual case: the whole head is there */
+            memcpy(o, p, k);
+        } else {
+            memset(o, 0, k);
+            if (m)
+                memcpy(o, p, m);
+        }
+        have[r] = p ? (int32_t)m : len ? -2 : -1;
+    }
+    return KC_OK;
+}
+
 static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err_off)
 {
     kc_cdec d;
     size_t n;
     int rc;
     d.t = t;
-    d.buf = row_at(rows, r, &n);
+    d.buf = rows_at(rows, r, &n);
     *err_off = 0;
     if (!d.buf)
         return n ? KC_E_TOO_BIG : KC_E_NULL_ROW;
@@ -740,7 +842,21 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
         return KC_E_NOMEM;
     for (size_t r = 0; r < n; r++) {
         size_t at = root->len;
-        int rc = decode_row(t, rows, r, &err_off[r]);
+        int rc;
+        if (rows->select && !rows->select[r]) {     /* a run of rows selected out */
+            size_t k = 1;
+            while (r + k < n && !rows->select[r + k])
+                k++;
+            for (size_t i = r; i < r + k; i++) {
+                status[i] = KC_E_NULL_ROW;
+                err_off[i] = 0;
+            }
+            if ((rc = put_null_rows(t, k)) != KC_OK)
+                return rc;
+            r += k - 1;
+            continue;
+        }
+        rc = decode_row(t, rows, r, &err_off[r]);
         status[r] = rc;
         if (KC_LIKELY(rc == KC_OK))
             continue;
@@ -748,7 +864,7 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
             return rc;
         if (rc != KC_E_NULL_ROW)    /* a null row appended nothing: nothing to roll back */
             col_truncate(t, root, at);
-        if ((rc = put_absent(t, root, 0)) != KC_OK)
+        if ((rc = put_null_rows(t, 1)) != KC_OK)
             return rc;
     }
     return KC_OK;

@@ -66,12 +66,20 @@ typedef struct {
     int32_t *kids;
     int32_t n_kids, cap_kids;
     const int32_t *code;
+    int32_t *row_nodes;     /* the nodes holding one value per row (the message and its
+                               structs' fields outside lists), in pre-order */
+    int32_t n_row_nodes;
 } kc_columns;
 
 /* Where the rows are.  Either an Arrow (Large)Binary array: row r is
  * data[offsets[r] .. offsets[r + 1]) (int32 or int64 offsets, n + 1 entries),
  * null where bit valid_off + r of `valid` is 0 (valid NULL: no nulls); or
- * record slices: row r is data[pos[r] .. pos[r] + lens[r]), lens[r] < 0 = null.
+ * record slices: entry e is data[pos[e] .. pos[e] + lens[e]), lens[e] < 0 = null,
+ * and row r is entry r, or entry take[r] when `take` is set (take[r] outside
+ * [0, n_entries) makes a bad row).  pos_stride / lens_stride are the bytes from
+ * one entry to the next (0: packed), so the fields of an array of structs such
+ * as the batch scanner's records are read in place.  With `select`, row r is a
+ * null row wherever select[r] == 0 (any source).
  * The first `skip` bytes of each row (a version prefix) are not part of the
  * message. */
 typedef struct {
@@ -84,7 +92,20 @@ typedef struct {
     const int64_t *pos;
     const int32_t *lens;
     size_t skip;
+    size_t pos_stride, lens_stride;
+    const int64_t *take;
+    size_t n_entries;
+    const uint8_t *select;
 } kc_rows;
+
+/* Row r's bytes (its prefix included), or NULL for a null row (*n = 0) or a row
+ * outside the data (*n = 1). */
+const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n);
+
+/* The first k (<= 8) bytes of each of n rows (version prefixes, frame heads):
+ * out[r * k ..] zero-padded, have[r] = the bytes the row has (at most k), -1 for
+ * a null row, -2 for a row outside the data.  `skip` is not applied. */
+int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t *have);
 
 /* Build the tree of a checked program (empty columns).  KC_OK, KC_E_NOMEM, or
  * KC_E_PROGRAM (deeper than KC_MAX_DEPTH or more than KC_COLUMNS_MAX_NODES). */

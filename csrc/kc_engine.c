@@ -279,24 +279,18 @@ static int dec_struct(kc_dec *d, int sidx, int depth)
     if (KC_S_FLAGS(s) & 1) {
         uint32_t n, tag, size;
         size_t count_at = d->pos;
-        int32_t nt = KC_S_NT(s);
         if ((rc = rd_uvarint(d, &n)) != KC_OK)
             return rc;
         if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
             return fail(d, KC_E_TAG_COUNT, count_at, n, 0);
         PUSH(d, n);
         for (uint32_t j = 0; j < n; j++) {
-            int32_t k = -1;
+            int32_t k;
             if ((rc = rd_uvarint(d, &tag)) != KC_OK)
                 return rc;
             if ((rc = rd_uvarint(d, &size)) != KC_OK)
                 return rc;
-            for (int32_t q = 0; q < nt; q++) {
-                if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag) {
-                    k = q;
-                    break;
-                }
-            }
+            k = kc_struct_tag(s, tag);
             if (k >= 0) {
                 const int32_t *t = KC_S_TAGGED(s, k);
                 size_t start = d->pos, saved_end = d->end;
@@ -311,11 +305,8 @@ static int dec_struct(kc_dec *d, int sidx, int depth)
                 if (rc != KC_OK)
                     return frame(d, rc, KC_PATH_TAGGED, sidx, k);
             } else {
-                const int32_t *bad = KC_S_BAD(s);
-                for (int32_t q = 0; q < KC_S_NB(s); q++) {
-                    if ((uint32_t)bad[q] == tag)
-                        return fail(d, KC_E_BAD_TAG, d->pos, tag, 0);
-                }
+                if (k == KC_TAG_BAD)
+                    return fail(d, KC_E_BAD_TAG, d->pos, tag, 0);
                 if (KC_UNLIKELY((uint64_t)size > d->end - d->pos))
                     return fail(d, KC_E_SHORT, d->pos, size, (int64_t)(d->end - d->pos));
                 PUSH(d, -1 - (int64_t)tag);

@@ -97,6 +97,23 @@ static inline const int32_t *kc_prog_struct(const int32_t *code, int sidx)
     return code + code[2 + sidx];
 }
 
+/* Tag `tag` in struct block s: its index in the tagged table (>= 0), KC_TAG_UNKNOWN
+ * (kept as an unknown tagged field) or KC_TAG_BAD (a tag the version reserves: the
+ * decode fails).  Shared by the decoder and the column decoder. */
+enum { KC_TAG_UNKNOWN = -1, KC_TAG_BAD = -2 };
+
+static inline int32_t kc_struct_tag(const int32_t *s, uint32_t tag)
+{
+    const int32_t *bad = KC_S_BAD(s);
+    for (int32_t q = 0; q < KC_S_NT(s); q++)
+        if ((uint32_t)KC_S_TAGGED(s, q)[0] == tag)
+            return q;
+    for (int32_t q = 0; q < KC_S_NB(s); q++)
+        if ((uint32_t)bad[q] == tag)
+            return KC_TAG_BAD;
+    return KC_TAG_UNKNOWN;
+}
+
 /* A nullable struct's presence marker at p (n bytes left): int8 (< 0 = null) or,
  * inside a tagged field, a uvarint (0 = null).  Returns the bytes read, 0 when p is
  * empty (KC_E_SHORT) or KC_VARINT_TRUNCATED / KC_VARINT_TOO_LONG (kc_varint.h). */

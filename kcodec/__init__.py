@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
 from . import _codec_py, _ext, _numbers
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
+from ._columns import slice_heads
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
 from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, KcodecError,
@@ -29,7 +30,7 @@ __all__ = [
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
     "read_framed", "write_framed", "KcodecError", "CodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
-    "UnsupportedVersionError", "CorruptRecordError", "UNKNOWN_TAGS_KEY",
+    "UnsupportedVersionError", "CorruptRecordError", "UNKNOWN_TAGS_KEY", "slice_heads",
 ]
 
 UNKNOWN_TAGS_KEY = _codec_py.UNKNOWN_TAGS_KEY

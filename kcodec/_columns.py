@@ -13,10 +13,13 @@ import struct as _struct
 import uuid as _uuid
 from typing import Any, List, NamedTuple, Optional, Tuple
 
+import numpy as np
+
 from ._program import (T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT32, T_STRING,
                        T_STRUCT, T_UUID, Program)
 
-__all__ = ["Node", "layout", "UNKNOWN_TAGS_KEY", "N_STRUCT", "N_LIST", "N_FIXED", "N_BOOL", "N_VAR"]
+__all__ = ["Node", "layout", "slice_heads", "UNKNOWN_TAGS_KEY", "N_STRUCT", "N_LIST", "N_FIXED",
+           "N_BOOL", "N_VAR"]
 
 UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
 # keep in sync with csrc/kc_columns.h
@@ -110,3 +113,37 @@ def layout(prog: Program) -> List[Node]:
         b.struct(0, prog.name, False, {})
         got = d["_kc_layout"] = [n for n in b.nodes if n is not None]
     return got
+
+
+def slice_heads(buffer: Any, positions: Any, lengths: Any, k: int, *,
+                take: Any = None) -> Tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` (<= 8) bytes of each record slice ``buffer[positions[i]:
+    positions[i] + lengths[i]]`` (version prefixes, frame heads), read in place (strided
+    positions/lengths, e.g. fields of the log reader's record array, included; ``take``:
+    row i is slice ``take[i]``).  Returns ``(heads, have)``: a (rows, k) uint8 array,
+    zero-padded, and per row the bytes it has (at most k; -1 a null row; -2 a slice
+    outside the buffer)."""
+    import kcodec
+    if kcodec.NATIVE:
+        return kcodec._engine.slice_heads(buffer, positions, lengths, k, take=take)
+    if not 0 <= k <= 8:
+        raise ValueError("k must be 0..8")
+    b = np.frombuffer(buffer, np.uint8)
+    pos = np.asarray(positions, np.int64)
+    ln = np.asarray(lengths, np.int64)
+    if take is not None:
+        tk = np.asarray(take, np.int64)
+        inside = (tk >= 0) & (tk < len(pos))
+        t = np.where(inside, tk, 0)
+        pos, ln = (pos[t], np.where(inside, ln[t], 0)) if len(pos) else (np.zeros(len(tk), np.int64),) * 2
+        bad_take = ~inside
+    else:
+        bad_take = np.zeros(len(pos), bool)
+    bad = bad_take | ((ln >= 0) & ((pos < 0) | (pos > len(b)) | (ln > len(b) - pos)))
+    have = np.where(ln < 0, -1, np.minimum(np.maximum(ln, 0), k)).astype(np.int32)
+    have[bad] = -2
+    heads = np.zeros((len(pos), k), np.uint8)
+    for i in range(k):
+        on = have > i
+        heads[on, i] = b[pos[on] + i]
+    return heads, have

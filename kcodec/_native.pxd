@@ -98,9 +98,15 @@ cdef extern from "kc_columns.h" nogil:
         const int64_t *pos
         const int32_t *lens
         size_t skip
+        size_t pos_stride, lens_stride
+        const int64_t *take
+        size_t n_entries
+        const uint8_t *select
 
     int kc_columns_init(kc_columns *t, const int32_t *code)
     void kc_columns_free(kc_columns *t)
     void kc_columns_skip(kc_columns *t, int32_t i)
+    const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n)
+    int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t *have)
     int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
                           int64_t *err_off)

@@ -43,7 +43,7 @@ cdef extern from "Python.h":
     char *PyByteArray_AS_STRING(object o)
     Py_ssize_t PyByteArray_GET_SIZE(object o)
 
-__all__ = ["decode", "encode", "decode_bulk", "decode_columns", "UNKNOWN_TAGS_KEY"]
+__all__ = ["decode", "encode", "decode_bulk", "decode_columns", "slice_heads", "UNKNOWN_TAGS_KEY"]
 
 UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
 cdef str _UNK = UNKNOWN_TAGS_KEY
@@ -968,21 +968,13 @@ cdef class _Rows:
     cdef object mv               # the data as a memoryview
 
     cdef bint span(self, Py_ssize_t i, Py_ssize_t *a, Py_ssize_t *b):
-        """Row i's byte range in the data, False for a null row."""
-        if self.r.pos != NULL:
-            if self.r.lens[i] < 0:
-                return False
-            a[0] = self.r.pos[i]
-            b[0] = a[0] + self.r.lens[i]
-            return True
-        if self.r.valid != NULL and not (self.r.valid[(self.r.valid_off + i) >> 3] >> ((self.r.valid_off + i) & 7)) & 1:
+        """Row i's byte range in the data, False for a null row (or one outside it)."""
+        cdef size_t n = 0
+        cdef const uint8_t *p = kc_rows_at(&self.r, <size_t>i, &n)
+        if p == NULL:
             return False
-        if self.r.offsets_64:
-            a[0] = (<const int64_t *>self.r.offsets)[i]
-            b[0] = (<const int64_t *>self.r.offsets)[i + 1]
-        else:
-            a[0] = (<const int32_t *>self.r.offsets)[i]
-            b[0] = (<const int32_t *>self.r.offsets)[i + 1]
+        a[0] = p - self.r.data
+        b[0] = a[0] + <Py_ssize_t>n
         return True
 
     def row(self, Py_ssize_t i):
@@ -1073,34 +1065,90 @@ cdef _Rows _rows_list(values):
     return R
 
 
-cdef _Rows _rows_slices(data, positions, lengths):
-    """Record slices of one buffer: positions int64[], lengths int32[] (-1 = null)."""
+# slices of no rows: never read
+cdef int64_t _EMPTY_POS_[1]
+cdef int32_t _EMPTY_LEN_[1]
+cdef const int64_t *_EMPTY_POS = _EMPTY_POS_
+cdef const int32_t *_EMPTY_LEN = _EMPTY_LEN_
+
+
+cdef object _field(arr, dt):
+    """A 1-D array of dtype dt as it is, strided included (e.g. a field of the log
+    reader's record array), or a converted copy."""
+    a = _np.asarray(arr)
+    if a.ndim != 1 or a.dtype != dt or a.strides[0] <= 0:
+        a = _np.ascontiguousarray(a, dtype=dt).reshape(-1)
+    return a
+
+
+cdef _Rows _rows_slices(data, positions, lengths, take):
+    """Record slices of one buffer: positions int64[], lengths int32[] (-1 = null), read
+    in place with their strides; ``take``: row r is slice take[r]."""
     cdef _Rows R = _Rows()
-    pos = _np.ascontiguousarray(positions, dtype=_np.int64)
-    lens = _np.ascontiguousarray(lengths, dtype=_np.int32)
+    pos = _field(positions, _np.int64)
+    lens = _field(lengths, _np.int32)
     if pos.shape[0] != lens.shape[0]:
         raise ValueError("positions and lengths differ in length")
     darr = _np.frombuffer(data, dtype=_np.uint8) if len(memoryview(data).cast("B")) else _np.zeros(1, _np.uint8)
     R.n = pos.shape[0]
     R.keep = [pos, lens, darr, data]
-    R.r.pos = <const int64_t *>_addr(pos) if R.n else NULL
-    R.r.lens = <const int32_t *>_addr(lens) if R.n else NULL
+    if take is not None:
+        tk = _np.ascontiguousarray(take, dtype=_np.int64).reshape(-1)
+        R.keep.append(tk)
+        R.r.n_entries = <size_t>R.n
+        R.n = tk.shape[0]
+        R.r.take = <const int64_t *>_addr(tk) if R.n else NULL
+    R.r.pos = <const int64_t *>_addr(pos) if pos.shape[0] else _EMPTY_POS
+    R.r.lens = <const int32_t *>_addr(lens) if pos.shape[0] else _EMPTY_LEN
+    R.r.pos_stride = <size_t>pos.strides[0] if pos.strides[0] != 8 else 0
+    R.r.lens_stride = <size_t>lens.strides[0] if lens.strides[0] != 4 else 0
     R.r.data = <const uint8_t *>_addr(darr)
     R.r.data_len = <size_t>len(memoryview(data).cast("B"))
     R.mv = memoryview(darr)
-    if R.n == 0:
-        R.r.offsets = <const void *>_addr(darr)      # no rows: never read
     return R
 
 
-cdef _Rows _rows(values, data, positions, lengths):
+cdef _Rows _rows(values, data, positions, lengths, take=None, select=None):
+    cdef _Rows R
     if positions is not None:
-        return _rows_slices(data, positions, lengths)
-    if _pa is not None and isinstance(values, _pa.ChunkedArray):
-        values = values.combine_chunks()
-    if _pa is not None and isinstance(values, _pa.Array):
-        return _rows_arrow(values)
-    return _rows_list(values)
+        R = _rows_slices(data, positions, lengths, take)
+    elif take is not None:
+        raise ValueError("take needs record slices (positions, lengths)")
+    else:
+        if _pa is not None and isinstance(values, _pa.ChunkedArray):
+            values = values.combine_chunks()
+        if _pa is not None and isinstance(values, _pa.Array):
+            R = _rows_arrow(values)
+        else:
+            R = _rows_list(values)
+    if select is not None:
+        sel = _np.ascontiguousarray(select).reshape(-1)
+        if sel.dtype.itemsize != 1 or sel.dtype.kind not in "bui":
+            sel = (sel != 0).view(_np.uint8)
+        if sel.shape[0] != R.n:
+            raise ValueError(f"select has {sel.shape[0]} entries for {R.n} rows")
+        R.keep.append(sel)
+        R.r.select = <const uint8_t *>_addr(sel) if R.n else NULL
+    return R
+
+
+def slice_heads(data, positions, lengths, Py_ssize_t k, *, take=None):
+    """The first ``k`` (<= 8) bytes of each record slice (version prefixes, frame heads),
+    read in place: ``(heads, have)``, heads a (rows, k) uint8 array zero-padded, have
+    int32 (the bytes a row has, at most k; -1 null row; -2 slice outside the data)."""
+    cdef _Rows R = _rows_slices(data, positions, lengths, take)
+    cdef int rc
+    if k < 0 or k > 8:
+        raise ValueError("k must be 0..8")
+    heads = _np.zeros((R.n, max(k, 1)), _np.uint8)[:, :k]
+    have = _np.empty(R.n, _np.int32)
+    if R.n and k:
+        rc = kc_rows_heads(&R.r, <size_t>R.n, <size_t>k, <uint8_t *>_addr(heads), <int32_t *>_addr(have))
+        if rc != KC_OK:
+            raise status_error(rc, "slice heads")
+    elif R.n:
+        have[:] = 0
+    return heads, have
 
 
 cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top):
@@ -1200,18 +1248,19 @@ cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t 
 
 
 def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None,
-                   Py_ssize_t skip=0, list layout=None):
+                   Py_ssize_t skip=0, list layout=None, take=None, select=None):
     """Bulk-decode rows of ``prog`` into Arrow-layout column buffers (kcodec.arrow's engine).
 
     Rows: ``values`` (a pyarrow (Large)BinaryArray or ChunkedArray, or a list of
     bytes/None), or record slices ``data``/``positions``/``lengths``; ``skip`` prefix
-    bytes of each row are not part of the message.  Returns ``(nodes, errors)``: per
+    bytes of each row are not part of the message; ``take``: row r is slice take[r];
+    ``select``: rows where it is 0/False are null rows.  Returns ``(nodes, errors)``: per
     node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
     offsets, data)`` buffers, and ``{row: error text}`` of the failed rows (null rows are
     not errors).
     """
     cdef _Plan P = _plan(prog)
-    cdef _Rows R = _rows(values, data, positions, lengths)
+    cdef _Rows R = _rows(values, data, positions, lengths, take, select)
     nodes, status = _run_columns(P, R, skip, layout, None)
     return nodes, _error_texts(P, prog, R, status, skip, False)
 
@@ -1307,29 +1356,109 @@ cdef list _nested_python(_Plan P, _Rows R, object ok, list fields):
             _gc.enable()
 
 
+cdef struct _Tape:
+    int64_t *slots
+    size_t cap, n
+
+
+cdef int _tape_decode(_Plan P, _Tape *t, const uint8_t *p, size_t n) except -2:
+    """Decode one row into the tape, growing it when the row needs more slots; the
+    decoder's status."""
+    cdef size_t end = 0
+    cdef int64_t *grown
+    cdef kc_error err
+    cdef int rc = kc_decode(P.code, p, n, 0, t.slots, t.cap, &end, &t.n, &err)
+    if rc == KC_E_TAPE_FULL:
+        grown = <int64_t *>realloc(t.slots, (n + 2) * sizeof(int64_t))
+        if grown == NULL:
+            raise MemoryError()
+        t.slots = grown
+        t.cap = n + 2
+        rc = kc_decode(P.code, p, n, 0, t.slots, t.cap, &end, &t.n, &err)
+    return rc
+
+
+cdef int _skip_value(_Plan P, _Tape *t, Walk *w, const int32_t *f, int tagged) except -1:
+    """Step the walk over a value that is not kept (f: type, flags, arg): a regular
+    scalar is one slot, anything else asks the tape."""
+    cdef int64_t sk
+    if not tagged and f[0] != KC_T_STRUCT and f[0] != KC_T_ARRAY:
+        w.i += 1
+        return 0
+    sk = kc_tape_skip(P.code, t.slots, t.n, w.i, f[0], f[1], f[2], tagged)
+    if sk < 0:
+        raise ValueError("internal error: malformed tape")
+    w.i += <size_t>sk
+    return 0
+
+
+cdef int _regular_fields(_Plan P, _SPlan S0, _Tape *t, Walk *w, const int *reg_map, list cols,
+                         Py_ssize_t r) except -1:
+    """The kept regular fields of row r into their columns; the walk moves past them all."""
+    cdef const int32_t *f
+    cdef Py_ssize_t i, c
+    for i in range(S0.nf):
+        f = S0.s + 4 + 3 * i
+        c = reg_map[i]
+        if c >= 0:
+            (<list>cols[c])[r] = _b_value(P, w, f[0], f[1], f[2])
+        else:
+            _skip_value(P, t, w, f, 0)
+    return 0
+
+
+cdef int _tagged_fields(_Plan P, _SPlan S0, _Tape *t, Walk *w, const int *tag_map, char *seen,
+                        list cols, Py_ssize_t r) except -1:
+    """The kept tagged fields of row r into their columns, absent ones as their default."""
+    cdef const int32_t *f
+    cdef Py_ssize_t i, j, c
+    cdef int64_t cnt, key
+    memset(seen, 0, S0.nt + 1)
+    cnt = t.slots[w.i]
+    w.i += 1
+    for j in range(cnt):
+        key = t.slots[w.i]
+        w.i += 1
+        if key < 0:             # an unknown tag: its raw bytes, one slot
+            w.i += 1
+            continue
+        f = S0.s + 4 + 3 * S0.nf + 4 * key
+        c = tag_map[key]
+        if c >= 0:
+            (<list>cols[c])[r] = _b_value(P, w, f[1], f[2], f[3])
+            seen[key] = 1
+        else:
+            _skip_value(P, t, w, f + 1, 1)
+    for i in range(S0.nt):
+        c = tag_map[i]
+        if c >= 0 and not seen[i]:
+            dv = S0.tdefaults[i]
+            if <int>S0.tcopy[i] == 1:
+                dv = []
+            elif <int>S0.tcopy[i] == 2:
+                dv = _copy_default(dv)
+            (<list>cols[c])[r] = dv
+    return 0
+
+
 cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
     """Python values of the nested (array/struct) top-level fields of every ok row: each
     row is decoded to a tape and only those fields are built from it."""
     cdef _SPlan S0 = <_SPlan>P.splans[0]
-    cdef Py_ssize_t r, i, j, c, ncol = len(fields)
+    cdef Py_ssize_t r, i, c, ncol = len(fields)
     cdef int nf = S0.nf, nt = S0.nt
     cdef int *reg_map = <int *>malloc((nf + nt + 1) * sizeof(int))
     cdef int *tag_map = reg_map + nf
     cdef char *seen = <char *>malloc(nt + 1)
     cdef Py_ssize_t n = R.n, a = 0, b = 0
-    cdef const uint8_t *data = R.r.data
-    cdef size_t cap = 256, end = 0, ns = 0
-    cdef int64_t *tape = <int64_t *>malloc(cap * sizeof(int64_t))
-    cdef int64_t *nt_ptr
-    cdef int64_t cnt, key, sk
-    cdef const int32_t *f
-    cdef kc_error err
+    cdef _Tape t
     cdef Walk w
-    cdef int rc
     cdef list cols = [[None] * n for _ in range(ncol)]
-    cdef list col
+    t.cap = 256
+    t.n = 0
+    t.slots = <int64_t *>malloc(t.cap * sizeof(int64_t))
     try:
-        if reg_map == NULL or seen == NULL or tape == NULL:
+        if reg_map == NULL or seen == NULL or t.slots == NULL:
             raise MemoryError()
         for i in range(nf + nt):
             reg_map[i] = -1
@@ -1340,70 +1469,20 @@ cdef list _nested_columns(_Plan P, _Rows R, const uint8_t *okp, list fields):
             else:
                 tag_map[-1 - fid] = c
         for r in range(n):
-            if not okp[r]:
+            if not okp[r] or not R.span(r, &a, &b):
                 continue
-            R.span(r, &a, &b)
-            rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
-            if rc == KC_E_TAPE_FULL:
-                nt_ptr = <int64_t *>realloc(tape, <size_t>(b - a + 2) * sizeof(int64_t))
-                if nt_ptr == NULL:
-                    raise MemoryError()
-                tape = nt_ptr
-                cap = <size_t>(b - a + 2)
-                rc = kc_decode(P.code, data + a, b - a, 0, tape, cap, &end, &ns, &err)
-            if rc != KC_OK:
+            if _tape_decode(P, &t, R.r.data + a, <size_t>(b - a)) != KC_OK:
                 continue
-            w.tape = tape
+            w.tape = t.slots
             w.i = 0
-            w.buf = data + a
-            for i in range(nf):
-                f = S0.s + 4 + 3 * i
-                c = reg_map[i]
-                if c >= 0:
-                    col = <list>cols[c]
-                    col[r] = _b_value(P, &w, f[0], f[1], f[2])
-                elif f[0] == KC_T_STRUCT or f[0] == KC_T_ARRAY:
-                    sk = kc_tape_skip(P.code, tape, ns, w.i, f[0], f[1], f[2], 0)
-                    if sk < 0:
-                        raise ValueError("internal error: malformed tape")
-                    w.i += <size_t>sk
-                else:
-                    w.i += 1
+            w.buf = R.r.data + a
+            _regular_fields(P, S0, &t, &w, reg_map, cols, r)
             if S0.flexible:
-                memset(seen, 0, nt + 1)
-                cnt = tape[w.i]
-                w.i += 1
-                for j in range(cnt):
-                    key = tape[w.i]
-                    w.i += 1
-                    if key < 0:
-                        w.i += 1
-                        continue
-                    f = S0.s + 4 + 3 * nf + 4 * key
-                    c = tag_map[key]
-                    if c >= 0:
-                        col = <list>cols[c]
-                        col[r] = _b_value(P, &w, f[1], f[2], f[3])
-                        seen[key] = 1
-                    else:
-                        sk = kc_tape_skip(P.code, tape, ns, w.i, f[1], f[2], f[3], 1)
-                        if sk < 0:
-                            raise ValueError("internal error: malformed tape")
-                        w.i += <size_t>sk
-                for i in range(nt):
-                    c = tag_map[i]
-                    if c >= 0 and not seen[i]:
-                        dv = S0.tdefaults[i]
-                        if <int>S0.tcopy[i] == 1:
-                            dv = []
-                        elif <int>S0.tcopy[i] == 2:
-                            dv = _copy_default(dv)
-                        col = <list>cols[c]
-                        col[r] = dv
+                _tagged_fields(P, S0, &t, &w, tag_map, seen, cols, r)
     finally:
         free(reg_map)
         free(seen)
-        free(tape)
+        free(t.slots)
     return cols
 
 

@@ -38,10 +38,12 @@ _FIXED = {T_INT8: pa.int8(), T_INT16: pa.int16(), T_UINT16: pa.uint16(), T_INT32
 class Slices(NamedTuple):
     """Rows as slices of one buffer, e.g. a log segment's record values straight from the
     batch scanner: row i is ``buffer[positions[i]:positions[i] + lengths[i]]``, null when
-    ``lengths[i] == -1``."""
+    ``lengths[i] == -1``; with ``take``, row i is slice ``take[i]``.  Strided arrays (the
+    fields of the log reader's record array, ``recs["value_pos"]``) are read in place."""
     buffer: Any
     positions: Any        # int64
     lengths: Any          # int32
+    take: Any = None      # int64 slice indices, or None
 
 
 def _node_type(nodes: List[Node], i: int) -> pa.DataType:
@@ -78,38 +80,43 @@ def arrow_type(name: str, version: int, *, newer: str = "error") -> pa.StructTyp
 
 
 def decode(name: str, values: Any, version: int, *, newer: str = "error",
-           skip: int = 0) -> pa.RecordBatch:
+           skip: int = 0, select: Any = None) -> pa.RecordBatch:
     """Decode many values of one message and version into a typed ``RecordBatch``.
 
     ``values``: a pyarrow ``BinaryArray``/``LargeBinaryArray`` (read in place) or
     ``ChunkedArray`` of them, a list of bytes/None, or :class:`Slices`.  ``skip``: bytes
     before each message (e.g. 2 for the int16 version prefix of coordinator records).
-    Columns: the fields of :func:`arrow_type`, then ``_error`` (string).  A bad row is
+    ``select``: a bool per row; rows where it is False are decoded as null rows (one
+    full-length batch whose other rows are null, no gathering).  Columns: the fields of
+    :func:`arrow_type`, then ``_error`` (string).  A bad row is
     null in every field and ``_error`` holds the text of the :class:`DecodeError` a single
     :func:`kcodec.decode` of it raises; a null row is null everywhere, ``_error`` too.
     """
-    return decode_program(kcodec.program(name, version, newer=newer), values, skip=skip)
+    return decode_program(kcodec.program(name, version, newer=newer), values, skip=skip,
+                          select=select)
 
 
-def decode_program(prog: Program, values: Any, *, skip: int = 0) -> pa.RecordBatch:
+def decode_program(prog: Program, values: Any, *, skip: int = 0,
+                   select: Any = None) -> pa.RecordBatch:
     """:func:`decode` for a compiled program."""
     if skip < 0:
         raise ValueError("skip must be >= 0")
     if kcodec.NATIVE:
-        return _decode_native(prog, values, skip)
-    return _decode_python(prog, values, skip)
+        return _decode_native(prog, values, skip, select)
+    return _decode_python(prog, values, skip, select)
 
 
 # ------------------------------------------------------------------------------ C engine
 
-def _decode_native(prog: Program, values: Any, skip: int) -> pa.RecordBatch:
+def _decode_native(prog: Program, values: Any, skip: int, select: Any) -> pa.RecordBatch:
     nodes = layout(prog)
     if isinstance(values, Slices):
         bufs, errors = kcodec._engine.decode_columns(
             prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
-            skip=skip, layout=nodes)
+            take=values.take, skip=skip, layout=nodes, select=select)
     else:
-        bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes)
+        bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes,
+                                                     select=select)
     types = _types(prog)
     arrays = [_array(nodes, types["types"], bufs, k) for k in nodes[0].kids]
     n = bufs[0][1]
@@ -140,22 +147,36 @@ def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int)
 
 # ----------------------------------------------------------------------- Python engine
 
-def _rows(values: Any) -> List[Any]:
+_OUTSIDE = object()     # a slice outside its buffer
+
+
+def _rows(values: Any, select: Any) -> List[Any]:
     if isinstance(values, Slices):
         mv = memoryview(values.buffer).cast("B")
-        return [None if ln < 0 else mv[p:p + ln]
-                for p, ln in zip(np.asarray(values.positions).tolist(),
-                                 np.asarray(values.lengths).tolist())]
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return values.to_pylist()
-    return list(values)
+        pos, lens = np.asarray(values.positions).tolist(), np.asarray(values.lengths).tolist()
+        if values.take is not None:
+            tk = np.asarray(values.take).tolist()
+            pos = [pos[t] if 0 <= t < len(pos) else -1 for t in tk]
+            lens = [lens[t] if 0 <= t < len(lens) else 0 for t in tk]
+        out = [None if ln < 0 else mv[p:p + ln] if 0 <= p and p + ln <= len(mv) else _OUTSIDE
+               for p, ln in zip(pos, lens)]
+    elif isinstance(values, (pa.Array, pa.ChunkedArray)):
+        out = values.to_pylist()
+    else:
+        out = list(values)
+    if select is not None:
+        sel = np.asarray(select).reshape(-1)
+        if len(sel) != len(out):
+            raise ValueError(f"select has {len(sel)} entries for {len(out)} rows")
+        out = [r if s else None for r, s in zip(out, sel.tolist())]
+    return out
 
 
-def _decode_python(prog: Program, values: Any, skip: int) -> pa.RecordBatch:
+def _decode_python(prog: Program, values: Any, skip: int, select: Any) -> pa.RecordBatch:
     nodes = layout(prog)
     rows: List[Optional[Dict[str, Any]]] = []
     errors: List[Optional[str]] = []
-    for raw in _rows(values):
+    for raw in _rows(values, select):
         value, err = _decode_row(prog, raw, skip)
         rows.append(None if value is None else to_arrow_value(nodes, 0, value))
         errors.append(err)
@@ -170,6 +191,9 @@ def _decode_row(prog: Program, raw: Any, skip: int) -> Any:
     """(value, None), (None, error text), or (None, None) for a null row."""
     if raw is None:
         return None, None
+    if raw is _OUTSIDE:
+        return None, str(DecodeError("record slice outside the buffer", message=prog.name,
+                                     version=prog.version))
     mv = memoryview(raw).cast("B")
     if len(mv) < skip:
         return None, str(DecodeError(f"needs {skip} bytes of prefix, {len(mv)} left",

@@ -8,7 +8,9 @@
  *   - the re-encoded bytes decode, to the same bytes again (encode is idempotent);
  *   - a too-small tape only ever yields KC_E_TAPE_FULL, never an overflow;
  *   - bulk decode into columns (csrc/kc_columns.c) agrees with kc_decode on
- *     success/failure, with or without a prefix to skip, and keeps Arrow's invariants.
+ *     success/failure, with or without a prefix to skip, and keeps Arrow's invariants;
+ *     so does the record-array row source (strided entries, take, select), whose
+ *     bad entries become bad rows, and kc_rows_heads reads only what a row has.
  *
  * Programs come from a text file, one program per line as int32 words (the tests
  * dump them from kcodec._program: tests/test_native_fuzz.py).  The first input
@@ -182,6 +184,48 @@ static int bulk_one(const int32_t *code, const uint8_t *data, size_t n)
     return status[0];
 }
 
+/* The bytes through the record-array row source: entries of an array of structs read
+ * by stride, taken out of order (one take outside the entries, one entry outside the
+ * data), one row selected out; then the heads of the same rows. */
+static void bulk_records(const int32_t *code, const uint8_t *data, size_t n, int want)
+{
+    struct entry { int64_t pos; int32_t len; int32_t pad; } ents[3];
+    const int64_t take[5] = {2, 0, 7, 1, 0};
+    const uint8_t select[5] = {1, 1, 1, 1, 0};
+    int32_t status[5], have[5];
+    int64_t erroff[5];
+    uint8_t heads[5 * 8];
+    kc_columns t;
+    kc_rows rows;
+    ents[0].pos = 0;
+    ents[0].len = (int32_t)n;
+    ents[1].pos = 0;
+    ents[1].len = -1;
+    ents[2].pos = (int64_t)n;
+    ents[2].len = 1;                    /* one byte past the data */
+    memset(&rows, 0, sizeof rows);
+    rows.data = data;
+    rows.data_len = n;
+    rows.pos = &ents[0].pos;
+    rows.lens = &ents[0].len;
+    rows.pos_stride = rows.lens_stride = sizeof(struct entry);
+    rows.take = take;
+    rows.n_entries = 3;
+    rows.select = select;
+    check(kc_columns_init(&t, code) == KC_OK, "column tree builds");
+    check(kc_columns_decode(&t, &rows, 5, status, erroff) == KC_OK, "bulk ran");
+    check(status[0] == KC_E_TOO_BIG && status[2] == KC_E_TOO_BIG, "bad entries are bad rows");
+    check(status[1] == want, "a strided, taken row decodes as the row");
+    check(status[3] == KC_E_NULL_ROW && status[4] == KC_E_NULL_ROW, "null and selected-out rows");
+    check(t.nodes[0].len == 5, "one root value per row");
+    check_node(&t, 0);
+    kc_columns_free(&t);
+    check(kc_rows_heads(&rows, 5, 8, heads, have) == KC_OK, "heads ran");
+    check(have[0] == -2 && have[2] == -2 && have[3] == -1 && have[4] == -1, "heads of bad rows");
+    check(have[1] == (int32_t)(n < 8 ? n : 8) && memcmp(heads + 8, data, (size_t)have[1]) == 0,
+          "heads are the row's first bytes");
+}
+
 static void run_one(int pi, const uint8_t *data, size_t n)
 {
     const int32_t *code = g_prog[pi];
@@ -196,6 +240,7 @@ static void run_one(int pi, const uint8_t *data, size_t n)
     check(rc != KC_E_TAPE_FULL, "len + 2 slots always suffice");
     check(rc_small == rc || rc_small == KC_E_TAPE_FULL, "a small tape only adds TAPE_FULL");
     st = bulk_one(code, data, n);
+    bulk_records(code, data, n, st);
     if (rc == KC_OK && end == n)
         check(st == KC_OK, "bulk decodes what decode decodes");
     else

@@ -946,7 +946,7 @@ def _bulk_decode(name: str, version: int, ch: "_Chunk", rows: np.ndarray) -> Tup
     """One bulk decode (pyarrow) of the values of ``rows`` in place: the RecordBatch, each
     row's ok flag, and the error texts (None when every row decoded)."""
     newer = "latest" if version > kcodec.spec(name).valid_versions.highest else "error"
-    got = _arrow.decode(name, _arrow.Slices(ch.buf, ch.vpos[rows], ch.vlen[rows]), version,
+    got = _arrow.decode(name, _arrow.Slices(ch.buf, ch.vpos, ch.vlen, take=rows), version,
                         newer=newer, skip=3)
     err = got.column(_arrow.ERROR_COLUMN)
     if err.null_count == len(err):        # every row decoded
@@ -1322,13 +1322,11 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
 
 def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
-    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read as three
-    gathers over the buffer, no object per record."""
-    b = np.frombuffer(buf, np.uint8)
-    three = lens >= 3
-    p = np.where(three, pos, 0)       # a buffer holding records is longer than 3 bytes
-    h0, h1, h2 = b[p], b[p + 1], b[p + 2]
-    fast = three & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
+    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read in place
+    by ``kcodec.slice_heads``, no object per record."""
+    heads, have = kcodec.slice_heads(buf, pos, lens, 3)
+    h0, h1, h2 = heads[:, 0], heads[:, 1], heads[:, 2]
+    fast = (have == 3) & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
     return h1.astype(np.int64), h2.astype(np.int64), fast
 
 
@@ -1373,6 +1371,6 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
                 if name is None:
                     continue
                 newer = "latest" if v > kcodec.spec(name).valid_versions.highest else "error"
-                got = arrow.decode(name, arrow.Slices(buf, pos[rows], lens[rows]), v,
+                got = arrow.decode(name, arrow.Slices(buf, pos, lens, take=rows), v,
                                    newer=newer, skip=3)
                 yield name, v, got.append_column("offset", pa.array(recs["offset"][rows]))

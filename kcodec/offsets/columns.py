@@ -35,17 +35,11 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
 
 
 def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """The big-endian int16 at each position (-1 where fewer than 2 bytes)."""
-    b = np.frombuffer(buf, np.uint8)
-    if len(b) < 2:
-        return np.full(len(pos), -1, np.int16)
-    ok = length >= 2
-    if ok.all():            # the usual case: every position has its 2 bytes in the buffer
-        v = (b[pos].astype(np.uint16) << 8) | b[pos + 1]
-        return v.view(np.int16)
-    p = np.where(ok, pos, 0)
-    v = ((b[p].astype(np.uint16) << 8) | b[np.minimum(p + 1, len(b) - 1)]).view(np.int16)
-    return np.where(ok, v, np.int16(-1))
+    """The big-endian int16 at the start of each slice (-1 where fewer than 2 bytes), read
+    in place (strided fields of the record array included)."""
+    heads, have = kcodec.slice_heads(buf, pos, length, 2)
+    v = heads.view(">i2").reshape(-1)
+    return np.where(have == 2, v, np.int16(-1)).astype(np.int16, copy=False)
 
 
 def _commit_types() -> Dict[int, Any]:
@@ -89,23 +83,25 @@ def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
     generic path."""
     names = vb.schema.names
     if "topicId" in names:
-        good &= ~_values(vb.column("topicId"), np.uint8, 16).reshape(-1, 16).any(axis=1)
+        ids = _values(vb.column("topicId"), np.uint64, 2).reshape(-1, 2)
+        good &= (ids[:, 0] | ids[:, 1]) == 0
     if _KA.UNKNOWN_TAGS_KEY in names:
         col = vb.column(_KA.UNKNOWN_TAGS_KEY)
         off = np.frombuffer(col.buffers()[1], np.int32)[col.offset:col.offset + len(col) + 1]
-        good &= np.diff(off) == 0
+        good &= off[1:] == off[:-1]
     return good
 
 
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
     """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns.
 
-    Every decode runs over all the chunk's rows, the rows it is not for passed as null
-    rows (length -1): its columns come out full length in row order, with no gathering
-    of positions nor scattering of results."""
+    Every decode reads the record array's key/value fields in place and runs over all
+    the chunk's rows, the rows it is not for selected out (null rows): its columns come
+    out full length in row order, with no gathering of positions nor scattering of
+    results."""
     n = len(recs)
-    kp, kl = np.ascontiguousarray(recs["key_pos"]), recs["key_len"]
-    vp, vl = np.ascontiguousarray(recs["value_pos"]), recs["value_len"]
+    kp, kl = recs["key_pos"], recs["key_len"]
+    vp, vl = recs["value_pos"], recs["value_len"]
     key_type = _int16_at(buf, kp, kl)
     out: Dict[str, Any] = {
         "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
@@ -120,12 +116,14 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
     kind = out["kind"]
     keyed = np.zeros(n, bool)
     unplain = np.zeros(n, bool)     # values decoded but left to the generic path
+    data = ~control
     vv = None
     for rtype, info in _commit_types().items():
-        mine = ~control & (key_type == rtype)
+        mine = data & (key_type == rtype)
         if not mine.any():
             continue
-        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp, np.where(mine, kl, -1)), skip=2)
+        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp, kl), skip=2,
+                                select=mine)
         mine &= _ok(kb)
         keyed |= mine
         np.copyto(out["partition"], _values(kb.column("partition"), np.int32), where=mine)
@@ -133,13 +131,14 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
         kind[mine & (vl < 0)] = KIND_TOMBSTONE
         has = mine & (vl >= 2)
         if vv is None:
-            vv = _int16_at(buf, vp, np.where(has, vl, -1))
+            vv = _int16_at(buf, vp, vl)
         for v in np.unique(vv[has]).tolist():
             schema = _value_schema(rtype, info, v) if v >= 0 else None
             if schema is None or v > kcodec.spec(schema).valid_versions.highest:
                 continue        # newer than known: the generic path reads it with newer="latest"
             these = has & (vv == v)
-            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp, np.where(these, vl, -1)), skip=2)
+            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp, vl), skip=2,
+                                    select=these)
             plain = these & _plain_commits(vb, _ok(vb))
             unplain |= these & ~plain
             these = plain
