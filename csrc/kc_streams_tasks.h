@@ -49,4 +49,38 @@ typedef struct {
 
 int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out);
 
+/* kc_streams_sticky_assign: Kafka 4.1.1's LegacyStickyTaskAssignor, or with
+ * must_preserve_active the FallbackPriorTaskAssignor's use of it (no rack optimisation).
+ *   clients 0..n_clients-1   in the iteration order of Kafka's Map<ProcessId, ClientState>,
+ *   client_hash[c]           the ProcessId's spread hash (h ^ h >>> 16 of UUID.hashCode),
+ *   tasks 0..n_tasks-1       in TaskId order,
+ *   prev_active[t]           the client in previousActiveTaskAssignment (the last client in
+ *                            map order that had t active), or -1,
+ *   prev_active_order        the tasks of that HashMap in its iteration order (known tasks only),
+ *   standby_offsets/clients  per task t, the clients that had it as a standby, in map order
+ *                            (standby_clients[standby_offsets[t] .. standby_offsets[t+1])),
+ *   unassigned_order         all tasks in the order of Kafka's HashSet copy of allTaskIds,
+ *   stateful_order           the stateful tasks in the order of Kafka's statefulTaskIds set,
+ *   jdk19                    1: HashSet(Collection) sizes its table as JDK 19+ does.
+ * Output: role[c * n_tasks + t] KC_ROLE_NONE / ACTIVE / STANDBY. */
+typedef struct {
+    int32_t n_clients;
+    int32_t n_tasks;
+    const int32_t *capacity;
+    const uint32_t *client_hash;
+    const int32_t *prev_active;
+    const int32_t *prev_active_order;
+    int32_t n_prev_active_order;
+    const int32_t *standby_offsets;
+    const int32_t *standby_clients;
+    const int32_t *unassigned_order;
+    const int32_t *stateful_order;
+    int32_t n_stateful_order;
+    int32_t num_standby_replicas;
+    int32_t must_preserve_active;
+    int32_t jdk19;
+} kc_sticky_input;
+
+int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role);
+
 #endif

@@ -11,3 +11,9 @@ ROLE_WARMUP: int
 def ha_assign(stateful: npt.ArrayLike, capacity: npt.ArrayLike, lag: npt.ArrayLike,
               num_standby_replicas: int, max_warmup_replicas: int,
               acceptable_recovery_lag: int) -> Tuple[np.ndarray, int, int]: ...
+
+def sticky_assign(capacity: npt.ArrayLike, client_hash: npt.ArrayLike, prev_active: npt.ArrayLike,
+                  prev_active_order: npt.ArrayLike, standby_offsets: npt.ArrayLike,
+                  standby_clients: npt.ArrayLike, unassigned_order: npt.ArrayLike,
+                  stateful_order: npt.ArrayLike, num_standby_replicas: int,
+                  must_preserve_active: bool, jdk19: bool = ...) -> np.ndarray: ...
