@@ -1,7 +1,8 @@
 /* Kafka Streams task assignment kernels (plain C99, no Python headers).
  *
- * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441) for the
- * default configuration (no rack-aware optimisation, DefaultStandbyTaskAssignor).
+ * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441) without the
+ * rack-aware min-cost-flow optimisation; standbys by the DefaultStandbyTaskAssignor, or with
+ * client tags (n_tag_keys > 0) by the ClientTagAwareStandbyTaskAssignor (KIP-708).
  *
  * Layout of the inputs (the caller sorts, the kernel never compares ids):
  *   clients 0..n_clients-1 in ProcessId order (java.util.UUID.compareTo),
@@ -39,6 +40,20 @@ typedef struct {
     int32_t num_standby_replicas;
     int32_t max_warmup_replicas;
     int64_t acceptable_recovery_lag;   /* INT64_MAX: every client is caught up */
+    /* ClientTagAwareStandbyTaskAssignor (all NULL / 0 for the default standby assignor):
+     *   client_tag[c * n_tag_keys + k]  the client's value id (0..n_tag_values[k]-1) for the
+     *                                   k-th rack.aware.assignment.tags key, or -1 if it has none,
+     *   n_tag_values[k]                 distinct values of key k over all clients,
+     *   move_allowed[src * C + dst]     isAllowedTaskMovement (every tag of src, configured or
+     *                                   not, has the same value on dst),
+     *   pending_order                   the stateful tasks in the iteration order of Kafka's
+     *                                   tasksToRemainingStandbys HashMap. */
+    int32_t n_tag_keys;
+    const int32_t *client_tag;
+    const int32_t *n_tag_values;
+    const uint8_t *move_allowed;
+    const int32_t *pending_order;
+    int32_t n_pending_order;
 } kc_ha_input;
 
 typedef struct {
@@ -48,6 +63,11 @@ typedef struct {
 } kc_ha_output;
 
 int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out);
+
+/* kc_streams_standby_assign: only the HighAvailabilityTaskAssignor's standby step
+ * (assignStandbyReplicaTasks) on the actives already in role[] (other roles are cleared);
+ * lag and max_warmup_replicas are not read. */
+int kc_streams_standby_assign(const kc_ha_input *in, uint8_t *role);
 
 /* kc_streams_sticky_assign: Kafka 4.1.1's LegacyStickyTaskAssignor, or with
  * must_preserve_active the FallbackPriorTaskAssignor's use of it (no rack optimisation).

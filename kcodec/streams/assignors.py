@@ -23,8 +23,13 @@ them into lags against the changelog end offset sums (``ClientState.computeTaskL
     >>> [len(res.active[a]), len(res.warmup[b]), res.probing_rebalance_needed]
     [4, 2, True]
 
-Client tags (``rack.aware.assignment.tags``) and the rack-aware min-cost-flow optimisation are
-not implemented: with them configured Kafka's placement differs.
+With ``rack_aware_assignment_tags`` configured (KIP-708) standbys are placed as Kafka's
+``ClientTagAwareStandbyTaskAssignor`` places them: each on the least loaded client whose tag
+values differ from the active's and the standbys' so far (a tag key is let go once every value
+of it is used), the rest on the least loaded clients, and standbys only rebalance between
+clients with the same tags.  The rack-aware min-cost-flow optimisation of KIP-925
+(``rack.aware.assignment.strategy`` ``min_traffic`` / ``balance_subtopology``) is not
+implemented: with it enabled Kafka's placement can differ.
 
 The two other assignors Kafka 4.1.1 keeps run on the same clients (their previous active and
 standby tasks, from ``prev_active`` / ``prev_standby`` or else the offset sums: -2 active, any
@@ -52,7 +57,8 @@ import numpy as np
 from .._java import java_hashmap_capacity, java_string_hash
 from .protocol import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId, task_sort_key
 
-__all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_tasks", "assign_tasks_fallback",
+__all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_standbys", "assign_tasks",
+           "assign_tasks_fallback",
            "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash", "task_id_hash"]
 
 LONG_MAX = (1 << 63) - 1
@@ -65,6 +71,7 @@ class AssignmentConfigs:
     max_warmup_replicas: int = 2
     num_standby_replicas: int = 0
     probing_rebalance_interval_ms: int = 600_000
+    rack_aware_assignment_tags: Tuple[str, ...] = ()   # client tag keys standbys spread over
 
     def __post_init__(self) -> None:
         if self.acceptable_recovery_lag < 0:
@@ -86,6 +93,7 @@ class StreamsClient:
     task_lags: Optional[Dict[TaskId, int]] = None        # lags given directly (tests, simulations)
     prev_active: Optional[Iterable[TaskId]] = None      # sticky/fallback: default offset sum -2
     prev_standby: Optional[Iterable[TaskId]] = None     # sticky/fallback: default other offset sums
+    client_tags: Dict[str, str] = field(default_factory=dict)   # client.tag.* (SubscriptionInfo v11)
 
     def previous_tasks(self) -> Tuple[List[TaskId], List[TaskId]]:
         """(previous active, previous standby) tasks in TaskId order, as ``ClientState`` holds
@@ -175,9 +183,64 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
     lag = compute_lags(cl, order, end_offset_sums or {})
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
+    tags = _tag_inputs(cl, order, flags, configs) if configs.num_standby_replicas > 0 else {}
     role, am, sm = ha_assign(st, cap, lag, configs.num_standby_replicas, configs.max_warmup_replicas,
-                             configs.acceptable_recovery_lag)
+                             configs.acceptable_recovery_lag, **tags)
     return _result([c.process_id for c in cl], order, role, am, sm)
+
+
+def _tag_inputs(cl: Sequence[StreamsClient], order: List[TaskId], flags: Mapping[TaskId, bool],
+                configs: AssignmentConfigs) -> Dict[str, np.ndarray]:
+    """The ClientTagAwareStandbyTaskAssignor's view of the clients (empty without tags)."""
+    keys = list(dict.fromkeys(configs.rack_aware_assignment_tags))
+    if not keys:
+        return {}
+    values: List[Dict[str, int]] = [{} for _ in keys]
+    client_tag = np.full((len(cl), len(keys)), -1, dtype=np.int32)
+    for c, client in enumerate(cl):
+        for k, key in enumerate(keys):
+            v = client.client_tags.get(key)
+            if v is not None:
+                client_tag[c, k] = values[k].setdefault(v, len(values[k]))
+    # isAllowedTaskMovement: every tag of the source (configured or not) equal on the destination
+    groups: Dict[frozenset, int] = {}
+    gid = np.array([groups.setdefault(frozenset(c.client_tags.items()), len(groups)) for c in cl])
+    sets = list(groups)
+    sub = np.array([[a <= b for b in sets] for a in sets], dtype=np.uint8)
+    sf = np.array([i for i, t in enumerate(order) if flags[t]], dtype=np.int64)
+    # tasksToRemainingStandbys: a HashMap filled from the stateful tasks in TaskId order
+    spread = _spread([task_id_hash(order[i]) for i in sf])
+    pending = sf[_hash_order(spread, java_hashmap_capacity(len(sf)))].astype(np.int32)
+    return {"client_tag": client_tag, "n_tag_values": np.array([len(v) for v in values], dtype=np.int32),
+            "move_allowed": sub[np.ix_(gid, gid)], "pending_order": pending}
+
+
+def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID, Iterable[TaskId]],
+                    tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
+                    configs: AssignmentConfigs = AssignmentConfigs(), *,
+                    stateful: Optional[Iterable[TaskId]] = None) -> TaskAssignment:
+    """Only the HighAvailabilityTaskAssignor's standby step (``assignStandbyReplicaTasks``):
+    the ``DefaultStandbyTaskAssignor`` or, with ``rack_aware_assignment_tags``, the
+    ``ClientTagAwareStandbyTaskAssignor``, then standbys balanced over threads, around the
+    given active tasks (each exactly once)."""
+    from ._tasks import standby_assign
+
+    cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
+    _check_unique(cl)
+    flags = _task_flags(tasks, stateful)
+    order = sorted(flags, key=task_sort_key)
+    index = {t: i for i, t in enumerate(order)}
+    row = {c.process_id: i for i, c in enumerate(cl)}
+    role = np.zeros((len(cl), len(order)), dtype=np.uint8)
+    for pid, ts in active.items():
+        for t in ts:
+            if role[:, index[t]].any():
+                raise ValueError(f"task {t} is active on two clients")
+            role[row[pid], index[t]] = 1
+    st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
+    cap = np.array([c.capacity for c in cl], dtype=np.int32)
+    role = standby_assign(st, cap, role, configs.num_standby_replicas, **_tag_inputs(cl, order, flags, configs))
+    return _result([c.process_id for c in cl], order, role, 0, 0)
 
 
 def _check_unique(cl: Sequence[StreamsClient]) -> None:

@@ -265,7 +265,9 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
         for m in future:
             by_client[FUTURE_ID].remove(m)
         del by_client[FUTURE_ID]
-    clients = [StreamsClient(pid, len(ms), sums[pid]) for pid, ms in by_client.items()]
+    # client.tag.* of a client (v11 subscriptions; its threads send the same ones)
+    clients = [StreamsClient(pid, len(ms), sums[pid], client_tags=dict(infos[ms[0]].client_tags) if ms else {})
+               for pid, ms in by_client.items()]
     flags = {t: t in topology.stateful for t in topology.partitions}
     if assignor == "ha":
         res = assign_tasks(clients, flags, topology.end_offset_sums, configs)
