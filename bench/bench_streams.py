@@ -87,11 +87,11 @@ def prepare(size, which: str, assignor: str = "ha"):
 def _child(size, which: str, assignor: str) -> None:
     topo, cfg, subs = prepare(size, which, assignor)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     nbytes = drain_round(subs, topo, cfg, assignor)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"{dt:.6f} {peak / 1024:.1f} {(peak - base) / 1024:.1f} {nbytes} "
+    print(f"{dt:.6f} {cpu:.6f} {peak / 1024:.1f} {(peak - base) / 1024:.1f} {nbytes} "
           f"{sum(len(b) for b in subs.values())}")
 
 
@@ -99,8 +99,8 @@ def measure(size, which: str, assignor: str = "ha") -> Dict[str, float]:
     """Time and memory of one round in a fresh process."""
     r = subprocess.run([sys.executable, __file__, "--child", which, assignor] + [str(x) for x in size],
                        capture_output=True, text=True, check=True)
-    dt, peak, delta, out_b, in_b = r.stdout.split()
-    return {"seconds": float(dt), "peak_rss_mb": float(peak), "delta_rss_mb": float(delta),
+    dt, cpu, peak, delta, out_b, in_b = r.stdout.split()
+    return {"seconds": float(dt), "cpu_seconds": float(cpu), "peak_rss_mb": float(peak), "delta_rss_mb": float(delta),
             "assignment_bytes": int(out_b), "subscription_bytes": int(in_b)}
 
 
@@ -122,13 +122,16 @@ except ImportError:  # pragma: no cover
 
 
 def main() -> None:
-    print("| assignor | partitions x clients x threads, standbys | round | time (s) | peak RSS (MB) "
+    # CPU time next to wall time: on a shared machine the wall clock also counts waiting
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    print("| assignor | partitions x clients x threads, standbys | round | time (s) | CPU (s) | peak RSS (MB) "
           "| delta RSS (MB) | subscription bytes in | assignment bytes out |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for assignor, size in CASES:
         for which in ("first", "second"):
             m = measure(size, which, assignor)
             print(f"| {assignor} | {size[0]} x {size[1]} x {size[2]}, {size[3]} | {which} | {m['seconds']:.3f} "
+                  f"| {m['cpu_seconds']:.3f} "
                   f"| {m['peak_rss_mb']:.0f} | {m['delta_rss_mb']:.0f} | {m['subscription_bytes']:,} "
                   f"| {m['assignment_bytes']:,} |", flush=True)
 
