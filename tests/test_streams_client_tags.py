@@ -12,6 +12,8 @@ import pytest
 from kcodec.streams import TaskId
 from kcodec.streams.assignors import AssignmentConfigs, StreamsClient, assign_standbys, assign_tasks
 
+from .test_streams_sticky import random_tasks
+
 PID = [uuid.UUID(int=i) for i in range(10)]
 Z, CL = "zone", "cluster"
 
@@ -113,9 +115,8 @@ def test_standbys_only_rebalance_between_clients_with_equal_tags():
 @pytest.mark.parametrize("seed", range(30))
 def test_ha_with_tags_invariants(seed):
     rng = random.Random(seed)
-    n, k = rng.randint(1, 9), rng.randint(1, 12)
-    tasks = [T(rng.randint(0, 2), p) for p in range(k)]
-    tasks = list(dict.fromkeys(tasks))
+    n = rng.randint(1, 9)
+    tasks = random_tasks(rng, 12, 3)
     standbys = rng.randint(1, 3)
     clients = [StreamsClient(uuid.UUID(int=rng.getrandbits(128)), rng.randint(1, 3),
                              task_lags={t: rng.choice([-2, 0, 50, 100_000]) for t in tasks},

@@ -239,12 +239,16 @@ def test_too_many_tasks_like_java():
         sticky([C(1)], [T(0, p) for p in range(46342)])
 
 
+def random_tasks(rng: random.Random, most: int, subtopologies: int):
+    """Up to ``most`` distinct tasks over the given number of subtopologies."""
+    return list(dict.fromkeys(T(rng.randint(0, subtopologies - 1), p) for p in range(rng.randint(0, most))))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_invariants(seed):
     rng = random.Random(seed)
-    n_clients, n_tasks = rng.randint(1, 12), rng.randint(0, 40)
-    tasks = [T(rng.randint(0, 3), p) for p in range(n_tasks)]
-    tasks = list(dict.fromkeys(tasks))
+    n_clients = rng.randint(1, 12)
+    tasks = random_tasks(rng, 40, 4)
     sf = {t for t in tasks if rng.random() < 0.7}
     standbys = rng.randint(0, 3)
     clients = []
