@@ -5,7 +5,9 @@
 
 HighAvailabilityTaskAssignor sizes (partitions, clients, threads per client, standbys), one
 source topic, one stateful task per partition, changelog end offsets 100,000:
-(6000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 50), (1000, 10, 1000, 1).
+(6000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 50), (1000, 10, 1000, 1); the
+LegacyStickyTaskAssignor and FallbackPriorTaskAssignor sizes of the same test: (2000, 2, 1, 1),
+(1000, 1000, 1, 1), (1000, 100, 1, 20), (1000, 10, 1000, 1).
 ``first``: every member subscribes without state; ``second``: each member's subscription
 carries the first assignment (its active tasks as running, standbys with offset sum 0, its
 partitions as owned), as the Kafka test does.  Timed: subscription bytes in (decode) to every
@@ -33,6 +35,8 @@ from kcodec.streams.assignors import AssignmentConfigs  # noqa: E402
 from kcodec.streams.leader import Topology, assign_group  # noqa: E402
 
 SIZES = [(6000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 50), (1000, 10, 1000, 1)]
+STICKY_SIZES = [(2000, 2, 1, 1), (1000, 1000, 1, 1), (1000, 100, 1, 20), (1000, 10, 1000, 1)]
+CASES = [("ha", s) for s in SIZES] + [(a, s) for a in ("sticky", "fallback") for s in STICKY_SIZES]
 TOPIC = "source"
 
 
@@ -66,37 +70,37 @@ def second_subscriptions(members, assignments) -> Dict[str, bytes]:
     return out
 
 
-def drain_round(subs: Dict[str, bytes], topo, cfg) -> int:
+def drain_round(subs: Dict[str, bytes], topo, cfg, assignor: str = "ha") -> int:
     """The round as a leader sends it: assignments encoded one at a time and handed on."""
-    res = assign_group(subs, topo, cfg)
+    res = assign_group(subs, topo, cfg, assignor=assignor)
     return sum(len(b) for _, b in res.encoded())
 
 
-def prepare(size, which: str):
+def prepare(size, which: str, assignor: str = "ha"):
     topo, cfg, members = scenario(*size)
     subs = first_subscriptions(members)
     if which == "second":
-        subs = second_subscriptions(members, assign_group(subs, topo, cfg).encoded())
+        subs = second_subscriptions(members, assign_group(subs, topo, cfg, assignor=assignor).encoded())
     return topo, cfg, subs
 
 
-def _child(size, which: str) -> None:
-    topo, cfg, subs = prepare(size, which)
+def _child(size, which: str, assignor: str) -> None:
+    topo, cfg, subs = prepare(size, which, assignor)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
-    nbytes = drain_round(subs, topo, cfg)
-    dt = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    nbytes = drain_round(subs, topo, cfg, assignor)
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"{dt:.6f} {peak / 1024:.1f} {(peak - base) / 1024:.1f} {nbytes} "
+    print(f"{dt:.6f} {cpu:.6f} {peak / 1024:.1f} {(peak - base) / 1024:.1f} {nbytes} "
           f"{sum(len(b) for b in subs.values())}")
 
 
-def measure(size, which: str) -> Dict[str, float]:
+def measure(size, which: str, assignor: str = "ha") -> Dict[str, float]:
     """Time and memory of one round in a fresh process."""
-    r = subprocess.run([sys.executable, __file__, "--child", which] + [str(x) for x in size],
+    r = subprocess.run([sys.executable, __file__, "--child", which, assignor] + [str(x) for x in size],
                        capture_output=True, text=True, check=True)
-    dt, peak, delta, out_b, in_b = r.stdout.split()
-    return {"seconds": float(dt), "peak_rss_mb": float(peak), "delta_rss_mb": float(delta),
+    dt, cpu, peak, delta, out_b, in_b = r.stdout.split()
+    return {"seconds": float(dt), "cpu_seconds": float(cpu), "peak_rss_mb": float(peak), "delta_rss_mb": float(delta),
             "assignment_bytes": int(out_b), "subscription_bytes": int(in_b)}
 
 
@@ -104,31 +108,36 @@ try:
     import pytest
 
     @pytest.mark.parametrize("which", ["first", "second"])
-    @pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s)))
-    def test_ha_leader(benchmark, size, which):
-        topo, cfg, subs = prepare(size, which)
+    @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0] + "-" + "x".join(map(str, c[1])))
+    def test_leader(benchmark, case, which):
+        assignor, size = case
+        topo, cfg, subs = prepare(size, which, assignor)
         benchmark.extra_info.update(dict(zip(("partitions", "clients", "threads", "standbys"), size)))
+        benchmark.extra_info["assignor"] = assignor
         if os.environ.get("KCODEC_BENCH_MEMORY", "1") != "0":
-            benchmark.extra_info.update(measure(size, which))
-        benchmark.pedantic(drain_round, args=(subs, topo, cfg), rounds=3, iterations=1)
+            benchmark.extra_info.update(measure(size, which, assignor))
+        benchmark.pedantic(drain_round, args=(subs, topo, cfg, assignor), rounds=3, iterations=1)
 except ImportError:  # pragma: no cover
     pass
 
 
 def main() -> None:
-    print("| partitions x clients x threads, standbys | round | time (s) | peak RSS (MB) | delta RSS (MB) "
-          "| subscription bytes in | assignment bytes out |")
-    print("|---|---|---|---|---|---|---|")
-    for size in SIZES:
+    # CPU time next to wall time: on a shared machine the wall clock also counts waiting
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    print("| assignor | partitions x clients x threads, standbys | round | time (s) | CPU (s) | peak RSS (MB) "
+          "| delta RSS (MB) | subscription bytes in | assignment bytes out |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for assignor, size in CASES:
         for which in ("first", "second"):
-            m = measure(size, which)
-            print(f"| {size[0]} x {size[1]} x {size[2]}, {size[3]} | {which} | {m['seconds']:.3f} "
+            m = measure(size, which, assignor)
+            print(f"| {assignor} | {size[0]} x {size[1]} x {size[2]}, {size[3]} | {which} | {m['seconds']:.3f} "
+                  f"| {m['cpu_seconds']:.3f} "
                   f"| {m['peak_rss_mb']:.0f} | {m['delta_rss_mb']:.0f} | {m['subscription_bytes']:,} "
                   f"| {m['assignment_bytes']:,} |", flush=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        _child(tuple(int(x) for x in sys.argv[3:7]), sys.argv[2])
+        _child(tuple(int(x) for x in sys.argv[4:8]), sys.argv[2], sys.argv[3])
     else:
         main()

@@ -14,6 +14,7 @@ typedef struct {
     int32_t *nact, *nstb;
     const int32_t *cap;
     const int64_t *lag;
+    const uint8_t *allowed;    /* standby movement predicate, or NULL */
 } st;
 
 #define ROLE(s, c, t) ((s)->role[(size_t)(c) * (size_t)(s)->T + (size_t)(t)])
@@ -56,6 +57,8 @@ static void balance(st *s, int standby) {
         for (int32_t a = 0; a < s->C; a++) {
             for (int32_t b = 0; b < s->C; b++) {
                 if (a == b || !should_move(s, a, b)) continue;
+                /* the tag-aware standby assignor only moves between clients with equal tags */
+                if (standby && s->allowed && !s->allowed[(size_t)a * (size_t)s->C + (size_t)b]) continue;
                 for (int32_t t = 0; t < s->T && should_move(s, a, b); t++) {
                     uint8_t r = ROLE(s, a, t);
                     int mine = standby ? (r == KC_ROLE_STANDBY || r == KC_ROLE_WARMUP) : r == KC_ROLE_ACTIVE;
@@ -161,17 +164,149 @@ static int32_t queue_movements(const st *s, const lags *l, const uint8_t *statef
     return nq;
 }
 
-int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
-    if (!in || !out || in->n_clients <= 0 || in->n_tasks < 0 || !in->capacity || !out->role
+/* ConstrainedPrioritySet.poll for a standby of t: the smallest (load, ProcessId) client not
+ * holding t and, if excl is given, not on a used tag entry.  Clients only change load while
+ * polled out of Kafka's queue, so its heap always yields this minimum. */
+static int32_t poll_standby(const st *s, int32_t t, const uint8_t *excl) {
+    int32_t pick = -1;
+    double pl = 0;
+    for (int32_t c = 0; c < s->C; c++) {
+        if (ROLE(s, c, t) != KC_ROLE_NONE || (excl && excl[c])) continue;
+        double lc = load(s, c);
+        if (pick < 0 || lc < pl) { pick = c; pl = lc; }
+    }
+    return pick;
+}
+
+/* ClientTagAwareStandbyTaskAssignor.assign */
+static int tag_aware_standbys(st *s, const kc_ha_input *in) {
+    const int32_t C = s->C, T = s->T, K = in->n_tag_keys;
+    int32_t maxv = 1;
+    for (int32_t k = 0; k < K; k++)
+        if (in->n_tag_values[k] > maxv) maxv = in->n_tag_values[k];
+    uint8_t *used = malloc((size_t)K * (size_t)maxv);        /* tagEntryToUsedClients keys */
+    uint8_t *excl = malloc((size_t)C);
+    int32_t *remaining = malloc(((size_t)T + 1) * sizeof(int32_t));
+    int32_t *owner = malloc(((size_t)T + 1) * sizeof(int32_t));
+    if (!used || !excl || !remaining || !owner) {
+        free(used); free(excl); free(remaining); free(owner);
+        return KC_STREAMS_ENOMEM;
+    }
+    for (int32_t t = 0; t < T; t++) {
+        owner[t] = -1;
+        for (int32_t c = 0; c < C && owner[t] < 0; c++)
+            if (ROLE(s, c, t) == KC_ROLE_ACTIVE) owner[t] = c;
+    }
+    for (int32_t t = 0; t < T; t++) {
+        remaining[t] = 0;
+        if (!in->stateful[t] || owner[t] < 0) continue;
+        int32_t left = in->num_standby_replicas, count = 1, last = owner[t];
+        memset(used, 0, (size_t)K * (size_t)maxv);
+        do {
+            /* updateClientsOnAlreadyUsedTagEntries(last, count) */
+            for (int32_t k = 0; k < K; k++) {
+                int32_t v = in->client_tag[(size_t)last * (size_t)K + (size_t)k];
+                if (v < 0) continue;
+                if (in->n_tag_values[k] <= count) memset(used + (size_t)k * (size_t)maxv, 0, (size_t)maxv);
+                else used[(size_t)k * (size_t)maxv + (size_t)v] = 1;
+            }
+            for (int32_t c = 0; c < C; c++) {
+                excl[c] = 0;
+                for (int32_t k = 0; k < K && !excl[c]; k++) {
+                    int32_t v = in->client_tag[(size_t)c * (size_t)K + (size_t)k];
+                    excl[c] = v >= 0 && used[(size_t)k * (size_t)maxv + (size_t)v];
+                }
+            }
+            int32_t pick = poll_standby(s, t, excl);
+            if (pick < 0) break;
+            count++;
+            left--;
+            set_role(s, pick, t, KC_ROLE_STANDBY);
+            last = pick;
+        } while (left > 0);
+        remaining[t] = left;
+    }
+    /* the rest, in tasksToRemainingStandbys order, on the least loaded clients */
+    for (int32_t i = 0; i < in->n_pending_order; i++) {
+        int32_t t = in->pending_order[i];
+        while (remaining[t] > 0) {
+            int32_t pick = poll_standby(s, t, NULL);
+            if (pick < 0) break;             /* Kafka logs that capacity is missing */
+            set_role(s, pick, t, KC_ROLE_STANDBY);
+            remaining[t]--;
+        }
+    }
+    free(used); free(excl); free(remaining); free(owner);
+    return 0;
+}
+
+/* assignStandbyReplicaTasks: the standby assignor, then balancing standbys over threads */
+static int place_standbys(st *s, const kc_ha_input *in) {
+    if (in->num_standby_replicas == 0) return 0;
+    if (in->n_tag_keys > 0) {
+        int rc = tag_aware_standbys(s, in);
+        if (rc) return rc;
+    } else {
+        /* DefaultStandbyTaskAssignor: least loaded client not holding the task */
+        for (int32_t t = 0; t < s->T; t++) {
+            if (!in->stateful[t]) continue;
+            for (int32_t k = 0; k < in->num_standby_replicas; k++) {
+                int32_t pick = poll_standby(s, t, NULL);
+                if (pick < 0) break;        /* not enough clients: Kafka logs and goes on */
+                set_role(s, pick, t, KC_ROLE_STANDBY);
+            }
+        }
+    }
+    balance(s, 1);
+    return 0;
+}
+
+static int check_input(const kc_ha_input *in) {
+    if (!in || in->n_clients <= 0 || in->n_tasks < 0 || !in->capacity
         || (in->n_tasks > 0 && (!in->stateful || !in->lag)) || in->num_standby_replicas < 0
         || in->max_warmup_replicas < 0 || in->acceptable_recovery_lag < 0)
         return KC_STREAMS_EINVAL;
-    for (int32_t c = 0; c < in->n_clients; c++)
+    const int32_t C = in->n_clients, T = in->n_tasks;
+    for (int32_t c = 0; c < C; c++)
         if (in->capacity[c] <= 0) return KC_STREAMS_EINVAL;
+    if (in->n_tag_keys < 0 || (in->n_tag_keys > 0 && (!in->client_tag || !in->n_tag_values || !in->move_allowed
+                                                      || (in->n_pending_order > 0 && !in->pending_order))))
+        return KC_STREAMS_EINVAL;
+    for (int32_t k = 0; k < in->n_tag_keys; k++)
+        if (in->n_tag_values[k] < 0) return KC_STREAMS_EINVAL;
+    for (int64_t i = 0; i < (int64_t)in->n_tag_keys * C; i++)
+        if (in->client_tag[i] < -1 || in->client_tag[i] >= in->n_tag_values[i % in->n_tag_keys])
+            return KC_STREAMS_EINVAL;
+    for (int32_t i = 0; i < in->n_pending_order; i++)
+        if (in->pending_order[i] < 0 || in->pending_order[i] >= T) return KC_STREAMS_EINVAL;
+    return 0;
+}
+
+int kc_streams_standby_assign(const kc_ha_input *in, uint8_t *role) {
+    if (check_input(in) || !role) return KC_STREAMS_EINVAL;
+    const int32_t C = in->n_clients, T = in->n_tasks;
+    st s = {C, T, role, calloc((size_t)C, sizeof(int32_t)), calloc((size_t)C, sizeof(int32_t)),
+            in->capacity, in->lag, in->n_tag_keys > 0 ? in->move_allowed : NULL};
+    int rc = 0;
+    if (!s.nact || !s.nstb) { rc = KC_STREAMS_ENOMEM; goto done; }
+    for (int32_t c = 0; c < C; c++)
+        for (int32_t t = 0; t < T; t++) {
+            uint8_t r = ROLE(&s, c, t);
+            if (r == KC_ROLE_ACTIVE) s.nact[c]++;
+            else ROLE(&s, c, t) = KC_ROLE_NONE;
+        }
+    rc = place_standbys(&s, in);
+done:
+    free(s.nact); free(s.nstb);
+    return rc;
+}
+
+int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
+    if (!out || !out->role || check_input(in)) return KC_STREAMS_EINVAL;
     const int32_t C = in->n_clients, T = in->n_tasks;
     size_t cells = (size_t)C * (size_t)T;
     st s = {C, T, out->role, calloc((size_t)C, sizeof(int32_t)), calloc((size_t)C, sizeof(int32_t)),
-            in->capacity, in->lag};
+            in->capacity, in->lag, in->n_tag_keys > 0 ? in->move_allowed : NULL};
     uint8_t *caught = calloc(cells ? cells : 1, 1);
     int32_t *ncaught = calloc((size_t)T + 1, sizeof(int32_t));
     int64_t *best = calloc((size_t)T + 1, sizeof(int64_t));
@@ -189,24 +324,8 @@ int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
     }
     balance(&s, 0);
 
-    /* 2. standbys (DefaultStandbyTaskAssignor): least loaded client not holding the task */
-    if (in->num_standby_replicas > 0) {
-        for (int32_t t = 0; t < T; t++) {
-            if (!in->stateful[t]) continue;
-            for (int32_t k = 0; k < in->num_standby_replicas; k++) {
-                int32_t pick = -1;
-                double pl = 0;
-                for (int32_t c = 0; c < C; c++) {
-                    if (ROLE(&s, c, t) != KC_ROLE_NONE) continue;
-                    double lc = load(&s, c);
-                    if (pick < 0 || lc < pl) { pick = c; pl = lc; }
-                }
-                if (pick < 0) break;        /* not enough clients: Kafka logs and goes on */
-                set_role(&s, pick, t, KC_ROLE_STANDBY);
-            }
-        }
-        balance(&s, 1);
-    }
+    /* 2. standbys */
+    if ((rc = place_standbys(&s, in))) goto done;
 
     /* 3. caught-up clients per stateful task */
     for (int32_t t = 0; t < T; t++) {

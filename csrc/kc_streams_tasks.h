@@ -1,7 +1,8 @@
 /* Kafka Streams task assignment kernels (plain C99, no Python headers).
  *
- * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441) for the
- * default configuration (no rack-aware optimisation, DefaultStandbyTaskAssignor).
+ * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441) without the
+ * rack-aware min-cost-flow optimisation; standbys by the DefaultStandbyTaskAssignor, or with
+ * client tags (n_tag_keys > 0) by the ClientTagAwareStandbyTaskAssignor (KIP-708).
  *
  * Layout of the inputs (the caller sorts, the kernel never compares ids):
  *   clients 0..n_clients-1 in ProcessId order (java.util.UUID.compareTo),
@@ -39,6 +40,20 @@ typedef struct {
     int32_t num_standby_replicas;
     int32_t max_warmup_replicas;
     int64_t acceptable_recovery_lag;   /* INT64_MAX: every client is caught up */
+    /* ClientTagAwareStandbyTaskAssignor (all NULL / 0 for the default standby assignor):
+     *   client_tag[c * n_tag_keys + k]  the client's value id (0..n_tag_values[k]-1) for the
+     *                                   k-th rack.aware.assignment.tags key, or -1 if it has none,
+     *   n_tag_values[k]                 distinct values of key k over all clients,
+     *   move_allowed[src * C + dst]     isAllowedTaskMovement (every tag of src, configured or
+     *                                   not, has the same value on dst),
+     *   pending_order                   the stateful tasks in the iteration order of Kafka's
+     *                                   tasksToRemainingStandbys HashMap. */
+    int32_t n_tag_keys;
+    const int32_t *client_tag;
+    const int32_t *n_tag_values;
+    const uint8_t *move_allowed;
+    const int32_t *pending_order;
+    int32_t n_pending_order;
 } kc_ha_input;
 
 typedef struct {
@@ -48,5 +63,44 @@ typedef struct {
 } kc_ha_output;
 
 int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out);
+
+/* kc_streams_standby_assign: only the HighAvailabilityTaskAssignor's standby step
+ * (assignStandbyReplicaTasks) on the actives already in role[] (other roles are cleared);
+ * lag and max_warmup_replicas are not read. */
+int kc_streams_standby_assign(const kc_ha_input *in, uint8_t *role);
+
+/* kc_streams_sticky_assign: Kafka 4.1.1's LegacyStickyTaskAssignor, or with
+ * must_preserve_active the FallbackPriorTaskAssignor's use of it (no rack optimisation).
+ *   clients 0..n_clients-1   in the iteration order of Kafka's Map<ProcessId, ClientState>,
+ *   client_hash[c]           the ProcessId's spread hash (h ^ h >>> 16 of UUID.hashCode),
+ *   tasks 0..n_tasks-1       in TaskId order,
+ *   prev_active[t]           the client in previousActiveTaskAssignment (the last client in
+ *                            map order that had t active), or -1,
+ *   prev_active_order        the tasks of that HashMap in its iteration order (known tasks only),
+ *   standby_offsets/clients  per task t, the clients that had it as a standby, in map order
+ *                            (standby_clients[standby_offsets[t] .. standby_offsets[t+1])),
+ *   unassigned_order         all tasks in the order of Kafka's HashSet copy of allTaskIds,
+ *   stateful_order           the stateful tasks in the order of Kafka's statefulTaskIds set,
+ *   jdk19                    1: HashSet(Collection) sizes its table as JDK 19+ does.
+ * Output: role[c * n_tasks + t] KC_ROLE_NONE / ACTIVE / STANDBY. */
+typedef struct {
+    int32_t n_clients;
+    int32_t n_tasks;
+    const int32_t *capacity;
+    const uint32_t *client_hash;
+    const int32_t *prev_active;
+    const int32_t *prev_active_order;
+    int32_t n_prev_active_order;
+    const int32_t *standby_offsets;
+    const int32_t *standby_clients;
+    const int32_t *unassigned_order;
+    const int32_t *stateful_order;
+    int32_t n_stateful_order;
+    int32_t num_standby_replicas;
+    int32_t must_preserve_active;
+    int32_t jdk19;
+} kc_sticky_input;
+
+int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role);
 
 #endif

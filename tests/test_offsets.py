@@ -228,7 +228,7 @@ def test_protocol_decoder_hook():
         assert rec.members[0]["assignment"].error == "empty"
     finally:
         from kcodec.offsets import records as orec
-        orec._PROTOCOLS.pop("kctest", None)
+        orec._PROTOCOLS.pop(("kctest", None), None)
 
 
 # --------------------------------------------------------------------------- group state

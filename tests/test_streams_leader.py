@@ -68,3 +68,30 @@ def test_java_priority_queue_layout():
     assert q.poll() == TaskId(0, 1)
     q.remove(TaskId(0, 4))
     assert [q.poll().partition for _ in range(3)] == [3, 5, 8]
+
+
+def test_sticky_and_fallback_leaders_keep_owned_tasks():
+    topo = Topology.single_topic("in", 6, end_offset_sum=100)
+    members = {"a": uuid.UUID(int=1), "b": uuid.UUID(int=2)}
+    # a owned every partition (offset sums say running); b is new
+    subs = _subs(members, sums={"a": {TaskId(0, p): -2 for p in range(6)}})
+    for assignor, a_keeps in (("sticky", 3), ("fallback", 6)):
+        res = assign_group(subs, topo, assignor=assignor)
+        assert len(res.infos["a"].active_tasks) == a_keeps
+        assert sorted(res.infos["a"].active_tasks + res.infos["b"].active_tasks) == [TaskId(0, p) for p in range(6)]
+        # the fallback asks for a follow-up rebalance, the sticky assignor never does
+        assert (res.followup_rebalance_ms is not None) == (assignor == "fallback")
+
+
+def test_client_tags_from_subscriptions_place_standbys():
+    topo = Topology.single_topic("in", 2, end_offset_sum=100)
+    zones = {1: "a", 2: "a", 3: "b"}
+    subs = {f"c{n}": enc_consumer(Subscription(["in"], encode_subscription(SubscriptionInfo(
+        11, 11, uuid.UUID(int=n), f"h{n}:1", client_tags={"zone": z})))) for n, z in zones.items()}
+    cfg = AssignmentConfigs(num_standby_replicas=1, rack_aware_assignment_tags=("zone",))
+    res = assign_group(subs, topo, cfg)
+    zone_of = {uuid.UUID(int=n): z for n, z in zones.items()}
+    for t in (TaskId(0, 0), TaskId(0, 1)):
+        (a,) = [p for p, ts in res.tasks.active.items() if t in ts]
+        (s,) = [p for p, ts in res.tasks.standby.items() if t in ts]
+        assert zone_of[a] != zone_of[s]

@@ -131,3 +131,34 @@ def test_streams_group_in_broker_fixture_decodes_completely():
             assert all(row["subscription"]["version"] == 11 for row in rows)
             assert to_json(rec)["payload"]["data"]["protocol"] == "stream"
     assert seen > 0
+
+
+def _group_record(protocol, user_data):
+    import struct
+
+    import kcodec
+    from kcodec.consumer import Subscription, encode_subscription as enc_consumer
+    sub = enc_consumer(Subscription(["t"], user_data))
+    gm = kcodec.encode("GroupMetadataValue", {
+        "protocolType": "consumer", "generation": 1, "protocol": protocol, "leader": "m",
+        "members": [{"memberId": "m", "clientId": "c", "clientHost": "h", "sessionTimeout": 1,
+                     "rebalanceTimeout": 1, "subscription": sub, "assignment": b""}]}, 3)
+    key = struct.pack(">h", 2) + kcodec.encode("GroupMetadataKey", {"group": "g"}, 0)
+    return decode_record(key, struct.pack(">h", 3) + gm)
+
+
+def test_streams_decoder_keyed_by_protocol_name():
+    from kcodec.offsets import protocol_decoder
+    assert protocol_decoder("consumer", "stream") is not protocol_decoder("consumer")
+    assert protocol_decoder("consumer", "range") is protocol_decoder("consumer")
+    ks.register()                                   # idempotent
+    assert protocol_decoder("consumer", "stream").subscription.__wrapped__ is protocol_decoder("consumer").subscription
+    ud = encode_subscription(SubscriptionInfo(11, 11, uuid.UUID(int=7), "h:1"))
+    # a plain consumer group is never read as Streams, even when its user data would decode
+    e = _group_record("range", ud).members[0]["subscription"]
+    assert e.error is None and ks.STREAMS_KEY not in e.value
+    e = _group_record("stream", ud).members[0]["subscription"]
+    assert e.value[ks.STREAMS_KEY].process_id == uuid.UUID(int=7)
+    # a Streams member whose user data is not Streams metadata is flagged, not passed over
+    e = _group_record("stream", b"\x00\x00\x00\x0b\x00").members[0]["subscription"]
+    assert e.value is None and "Streams subscription user data" in e.error

@@ -50,6 +50,25 @@ def test_leader_bounced_last_upgrades_when_it_leaves():
     assert last.rounds[leave + 1].subscription_versions == {"S2": 12, "S3": 12}
 
 
+@pytest.mark.parametrize("frm,to", [("2.4", "3.8"), ("2.6", "4.1"), ("4.1", "12")])
+def test_no_extra_rebalance_for_the_leader_bounced_last_since_2_4(frm, to):
+    # KIP-268's "one more rebalance if the leader is bounced last" came from 2.0-2.3 members,
+    # which took the leader's own supported version "for the next rebalance" without asking
+    # for one.  Since 2.4 (KAFKA-8649) the assignment carries the group's commonly supported
+    # version and every member rejoins at once when it rises above the version it sent
+    # (StreamsPartitionAssignor.maybeUpdateSubscriptionVersion).  It rises in the first
+    # rebalance without an old instance, whoever leads it, so the count does not depend on
+    # the leader's place in the bounce order.
+    runs = [simulate_upgrade(frm, to, 4, leader_position=p) for p in (0, 1, 2, -1)]
+    assert all(r.completed for r in runs)
+    assert len({(r.rebalances, r.followup_rebalances) for r in runs}) == 1
+    for r in runs:
+        ups = [i for i, x in enumerate(r.rounds) if any("end of the rolling upgrade" in f for f in x.followups)]
+        # exactly one upgrade trigger: in the rebalance after the last old instance left
+        assert len(ups) == 1 and r.rounds[ups[0]].cause.startswith("leave")
+        assert r.rounds[ups[0]].cause == "leave " + [x.cause for x in r.rounds if x.cause.startswith("leave")][-1][6:]
+
+
 def test_same_version_bounce_needs_no_follow_up():
     r = simulate_upgrade("4.1", "4.1", 3)
     assert r.completed and r.followup_rebalances == 0 and r.rebalances == 6

@@ -55,6 +55,7 @@ static void run_one(const uint8_t *data, size_t size)
         }
     }
     kc_ha_input in;
+    memset(&in, 0, sizeof in);          /* no client tags: the default standby assignor */
     in.n_clients = C;
     in.n_tasks = T;
     in.stateful = stateful;

@@ -139,27 +139,37 @@ def _consumer_protocol(schema: str, read: Callable[[bytes], Any]) -> Callable[[b
     return dec
 
 
-_PROTOCOLS: Dict[str, ProtocolDecoder] = {
-    "consumer": ProtocolDecoder(
+# keyed by (protocol type, protocol name); name None applies to every protocol of the type
+_PROTOCOLS: Dict[Tuple[str, Optional[str]], ProtocolDecoder] = {
+    ("consumer", None): ProtocolDecoder(
         _consumer_protocol("ConsumerProtocolSubscription", consumer_protocol.read_subscription_raw),
         _consumer_protocol("ConsumerProtocolAssignment", consumer_protocol.read_assignment_raw)),
 }
 
 
 def register_protocol_decoder(protocol_type: str, subscription: Callable[[bytes], Embedded],
-                              assignment: Callable[[bytes], Embedded]) -> None:
+                              assignment: Callable[[bytes], Embedded], *,
+                              protocol_name: Optional[str] = None) -> None:
     """Register decoders for the member metadata of classic protocol type ``protocol_type``
-    (e.g. ``"connect"``).  They take the raw bytes and return an :class:`Embedded`."""
-    _PROTOCOLS[protocol_type] = ProtocolDecoder(subscription, assignment)
+    (e.g. ``"connect"``), or only of its protocol (the group's selected assignor, e.g.
+    ``"stream"`` within ``"consumer"``) when ``protocol_name`` is given; that one takes
+    precedence over the type's.  They take the raw bytes and return an :class:`Embedded`."""
+    _PROTOCOLS[(protocol_type, protocol_name)] = ProtocolDecoder(subscription, assignment)
 
 
-def protocol_decoder(protocol_type: Optional[str]) -> Optional[ProtocolDecoder]:
-    """The registered decoder of a protocol type, if any."""
-    return _PROTOCOLS.get(protocol_type or "")
+def protocol_decoder(protocol_type: Optional[str],
+                     protocol_name: Optional[str] = None) -> Optional[ProtocolDecoder]:
+    """The registered decoder of a protocol type (of its protocol ``protocol_name`` first)."""
+    t = protocol_type or ""
+    if protocol_name is not None:
+        dec = _PROTOCOLS.get((t, protocol_name))
+        if dec is not None:
+            return dec
+    return _PROTOCOLS.get((t, None))
 
 
 def _decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]:
-    dec = _PROTOCOLS.get(value.get("protocolType") or "")
+    dec = protocol_decoder(value.get("protocolType"), value.get("protocol"))
     if dec is None:
         return None
     out = []

@@ -23,21 +23,43 @@ them into lags against the changelog end offset sums (``ClientState.computeTaskL
     >>> [len(res.active[a]), len(res.warmup[b]), res.probing_rebalance_needed]
     [4, 2, True]
 
-Client tags (``rack.aware.assignment.tags``) and the rack-aware min-cost-flow optimisation are
-not implemented: with them configured Kafka's placement differs.
+With ``rack_aware_assignment_tags`` configured (KIP-708) standbys are placed as Kafka's
+``ClientTagAwareStandbyTaskAssignor`` places them: each on the least loaded client whose tag
+values differ from the active's and the standbys' so far (a tag key is let go once every value
+of it is used), the rest on the least loaded clients, and standbys only rebalance between
+clients with the same tags.  The rack-aware min-cost-flow optimisation of KIP-925
+(``rack.aware.assignment.strategy`` ``min_traffic`` / ``balance_subtopology``) is not
+implemented: with it enabled Kafka's placement can differ.
+
+The two other assignors Kafka 4.1.1 keeps run on the same clients (their previous active and
+standby tasks, from ``prev_active`` / ``prev_standby`` or else the offset sums: -2 active, any
+other standby): :func:`assign_tasks_sticky` (``LegacyStickyTaskAssignor``, chosen with
+``internal.task.assignor.class``) and :func:`assign_tasks_fallback` (``FallbackPriorTaskAssignor``,
+which Kafka runs when it cannot fetch the changelog end offsets: previous actives stay put and a
+follow-up rebalance is requested).  Both walk Java ``HashMap``/``HashSet`` collections, whose
+iteration order decides ties; it is reproduced from ``UUID.hashCode`` / ``TaskId.hashCode``
+(JDK 17 table sizing unless ``jdk >= 19``; bins Java would turn into trees are not modelled):
+
+    >>> a, b = uuid.UUID(int=1), uuid.UUID(int=2)
+    >>> clients = [StreamsClient(a, prev_active=[TaskId(0, 0), TaskId(0, 1)]), StreamsClient(b)]
+    >>> res = assign_tasks_sticky(clients, [TaskId(0, p) for p in range(3)])
+    >>> [str(t) for t in res.active[a]], [str(t) for t in res.active[b]]   # 0_1 iterates first
+    (['0_1', '0_2'], ['0_0'])
 """
 from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._java import java_hashmap_capacity, java_string_hash
 from .protocol import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId, task_sort_key
 
-__all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_tasks", "compute_lags",
-           "process_id_key"]
+__all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_standbys", "assign_tasks",
+           "assign_tasks_fallback",
+           "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash", "task_id_hash"]
 
 LONG_MAX = (1 << 63) - 1
 
@@ -49,6 +71,7 @@ class AssignmentConfigs:
     max_warmup_replicas: int = 2
     num_standby_replicas: int = 0
     probing_rebalance_interval_ms: int = 600_000
+    rack_aware_assignment_tags: Tuple[str, ...] = ()   # client tag keys standbys spread over
 
     def __post_init__(self) -> None:
         if self.acceptable_recovery_lag < 0:
@@ -68,6 +91,18 @@ class StreamsClient:
     capacity: int = 1                                    # stream threads (consumers)
     task_offset_sums: Dict[TaskId, int] = field(default_factory=dict)
     task_lags: Optional[Dict[TaskId, int]] = None        # lags given directly (tests, simulations)
+    prev_active: Optional[Iterable[TaskId]] = None      # sticky/fallback: default offset sum -2
+    prev_standby: Optional[Iterable[TaskId]] = None     # sticky/fallback: default other offset sums
+    client_tags: Dict[str, str] = field(default_factory=dict)   # client.tag.* (SubscriptionInfo v11)
+
+    def previous_tasks(self) -> Tuple[List[TaskId], List[TaskId]]:
+        """(previous active, previous standby) tasks in TaskId order, as ``ClientState`` holds
+        them (``initializeRemainingPrevTasksFromTaskOffsetSums``)."""
+        act = set(self.prev_active) if self.prev_active is not None else {
+            t for t, s in self.task_offset_sums.items() if s == LATEST_OFFSET}
+        sb = set(self.prev_standby) if self.prev_standby is not None else {
+            t for t, s in self.task_offset_sums.items() if s != LATEST_OFFSET}
+        return sorted(act, key=task_sort_key), sorted(sb - act, key=task_sort_key)
 
 
 @dataclass
@@ -82,10 +117,11 @@ class TaskAssignment:
     active: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
     standby: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
     warmup: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
+    follow_up: bool = False                   # FallbackPriorTaskAssignor: always rebalance again
 
     @property
     def probing_rebalance_needed(self) -> bool:
-        return self.active_movements + self.standby_movements > 0
+        return self.follow_up or self.active_movements + self.standby_movements > 0
 
     def owner(self) -> Dict[TaskId, _uuid.UUID]:
         """The active owner of every task."""
@@ -141,24 +177,214 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
     from ._tasks import ha_assign
 
     cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
-    if len({c.process_id for c in cl}) != len(cl):
-        raise ValueError("duplicate process ids")
-    if isinstance(tasks, Mapping):
-        flags = dict(tasks)
-    else:
-        ts = list(tasks)
-        sf = set(ts) if stateful is None else set(stateful)
-        flags = {t: t in sf for t in ts}
+    _check_unique(cl)
+    flags = _task_flags(tasks, stateful)
     order = sorted(flags, key=task_sort_key)
     lag = compute_lags(cl, order, end_offset_sums or {})
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
+    tags = _tag_inputs(cl, order, flags, configs) if configs.num_standby_replicas > 0 else {}
     role, am, sm = ha_assign(st, cap, lag, configs.num_standby_replicas, configs.max_warmup_replicas,
-                             configs.acceptable_recovery_lag)
-    res = TaskAssignment([c.process_id for c in cl], order, role, am, sm)
-    for c, pid in enumerate(res.clients):
+                             configs.acceptable_recovery_lag, **tags)
+    return _result([c.process_id for c in cl], order, role, am, sm)
+
+
+def _tag_inputs(cl: Sequence[StreamsClient], order: List[TaskId], flags: Mapping[TaskId, bool],
+                configs: AssignmentConfigs) -> Dict[str, np.ndarray]:
+    """The ClientTagAwareStandbyTaskAssignor's view of the clients (empty without tags)."""
+    keys = list(dict.fromkeys(configs.rack_aware_assignment_tags))
+    if not keys:
+        return {}
+    values: List[Dict[str, int]] = [{} for _ in keys]
+    client_tag = np.full((len(cl), len(keys)), -1, dtype=np.int32)
+    for c, client in enumerate(cl):
+        for k, key in enumerate(keys):
+            v = client.client_tags.get(key)
+            if v is not None:
+                client_tag[c, k] = values[k].setdefault(v, len(values[k]))
+    # isAllowedTaskMovement: every tag of the source (configured or not) equal on the destination
+    groups: Dict[frozenset, int] = {}
+    gid = np.array([groups.setdefault(frozenset(c.client_tags.items()), len(groups)) for c in cl])
+    sets = list(groups)
+    sub = np.array([[a <= b for b in sets] for a in sets], dtype=np.uint8)
+    sf = np.array([i for i, t in enumerate(order) if flags[t]], dtype=np.int64)
+    # tasksToRemainingStandbys: a HashMap filled from the stateful tasks in TaskId order
+    spread = _spread([task_id_hash(order[i]) for i in sf])
+    pending = sf[_hash_order(spread, java_hashmap_capacity(len(sf)))].astype(np.int32)
+    return {"client_tag": client_tag, "n_tag_values": np.array([len(v) for v in values], dtype=np.int32),
+            "move_allowed": sub[np.ix_(gid, gid)], "pending_order": pending}
+
+
+def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID, Iterable[TaskId]],
+                    tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
+                    configs: AssignmentConfigs = AssignmentConfigs(), *,
+                    stateful: Optional[Iterable[TaskId]] = None) -> TaskAssignment:
+    """Only the HighAvailabilityTaskAssignor's standby step (``assignStandbyReplicaTasks``):
+    the ``DefaultStandbyTaskAssignor`` or, with ``rack_aware_assignment_tags``, the
+    ``ClientTagAwareStandbyTaskAssignor``, then standbys balanced over threads, around the
+    given active tasks (each exactly once)."""
+    from ._tasks import standby_assign
+
+    cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
+    _check_unique(cl)
+    flags = _task_flags(tasks, stateful)
+    order = sorted(flags, key=task_sort_key)
+    index = {t: i for i, t in enumerate(order)}
+    row = {c.process_id: i for i, c in enumerate(cl)}
+    role = np.zeros((len(cl), len(order)), dtype=np.uint8)
+    for pid, ts in active.items():
+        for t in ts:
+            if role[:, index[t]].any():
+                raise ValueError(f"task {t} is active on two clients")
+            role[row[pid], index[t]] = 1
+    st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
+    cap = np.array([c.capacity for c in cl], dtype=np.int32)
+    role = standby_assign(st, cap, role, configs.num_standby_replicas, **_tag_inputs(cl, order, flags, configs))
+    return _result([c.process_id for c in cl], order, role, 0, 0)
+
+
+def _check_unique(cl: Sequence[StreamsClient]) -> None:
+    if len({c.process_id for c in cl}) != len(cl):
+        raise ValueError("duplicate process ids")
+
+
+def _task_flags(tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
+                stateful: Optional[Iterable[TaskId]]) -> Dict[TaskId, bool]:
+    if isinstance(tasks, Mapping):
+        return dict(tasks)
+    ts = list(tasks)
+    sf = set(ts) if stateful is None else set(stateful)
+    return {t: t in sf for t in ts}
+
+
+def _result(pids: List[_uuid.UUID], order: List[TaskId], role: np.ndarray, am: int, sm: int,
+            follow_up: bool = False) -> TaskAssignment:
+    res = TaskAssignment(pids, order, role, am, sm, follow_up=follow_up)
+    for c, pid in enumerate(pids):
         row = role[c]
         res.active[pid] = [order[i] for i in np.flatnonzero(row == 1)]
         res.standby[pid] = [order[i] for i in np.flatnonzero(row == 2)]
         res.warmup[pid] = [order[i] for i in np.flatnonzero(row == 3)]
     return res
+
+
+# ---- Java hashing, for the HashMap/HashSet orders the sticky assignor walks ----
+
+def _int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >> 31 else x
+
+
+def process_id_hash(u: _uuid.UUID) -> int:
+    """``ProcessId.hashCode`` = ``UUID.hashCode``: the two halves of msb ^ lsb, xored."""
+    hilo = (u.int >> 64) ^ (u.int & ((1 << 64) - 1))
+    return _int32((hilo >> 32) ^ hilo)
+
+
+def task_id_hash(t: TaskId) -> int:
+    """``TaskId.hashCode`` = ``Objects.hash(subtopology, partition, topologyName)``."""
+    name = 0 if t.topology_name is None else java_string_hash(t.topology_name)
+    return _int32(31 * (31 * (31 + t.subtopology) + t.partition) + name)
+
+
+def _spread(hashes: Sequence[int]) -> np.ndarray:
+    h = np.array(hashes, dtype=np.int64).astype(np.uint32)
+    return h ^ (h >> np.uint32(16))
+
+
+def _copy_capacity(n: int, jdk: int) -> int:
+    """Table size of ``new HashSet<>(collection)`` holding ``n`` elements."""
+    want = -(-max(n, 12) * 4 // 3) if jdk >= 19 else max(int(n / 0.75) + 1, 16)
+    cap = 1
+    while cap < want:
+        cap <<= 1
+    return cap
+
+
+def _hash_order(spread: np.ndarray, capacity: int) -> np.ndarray:
+    """Iteration order of a hash table of ``capacity`` filled in index order."""
+    return np.argsort(spread & np.uint32(capacity - 1), kind="stable")
+
+
+def _client_map_order(cl: Sequence[StreamsClient], client_map: str) -> List[StreamsClient]:
+    if client_map == "hash":        # StreamsPartitionAssignor's HashMap, filled in the given order
+        idx = _hash_order(_spread([process_id_hash(c.process_id) for c in cl]), java_hashmap_capacity(len(cl)))
+        return [cl[i] for i in idx]
+    if client_map == "sorted":      # a TreeMap, as Kafka's assignor tests use
+        return sorted(cl, key=lambda c: process_id_key(c.process_id))
+    if client_map == "given":
+        return list(cl)
+    raise ValueError("client_map must be 'hash', 'sorted' or 'given'")
+
+
+def assign_tasks_sticky(clients: Iterable[StreamsClient],
+                        tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
+                        configs: AssignmentConfigs = AssignmentConfigs(), *,
+                        stateful: Optional[Iterable[TaskId]] = None, preserve_active: bool = False,
+                        client_map: str = "hash", jdk: int = 17) -> TaskAssignment:
+    """Run Kafka's ``LegacyStickyTaskAssignor`` (no rack-aware optimisation).
+
+    ``client_map``: the iteration order of Kafka's client map: ``"hash"`` (the leader's
+    ``HashMap``, clients inserted in the given order, as ``StreamsPartitionAssignor`` fills it
+    from the subscriptions), ``"sorted"`` (a ``TreeMap``) or ``"given"``.  Task sets are taken
+    as Kafka's ``HashSet`` s filled in TaskId order.  ``preserve_active``: every previous
+    active stays on its owner (``FallbackPriorTaskAssignor``).  Never asks for a probing
+    rebalance."""
+    from ._tasks import sticky_assign
+
+    cl = _client_map_order(list(clients), client_map)
+    _check_unique(cl)
+    flags = _task_flags(tasks, stateful)
+    order = sorted(flags, key=task_sort_key)
+    index = {t: i for i, t in enumerate(order)}
+    T = len(order)
+    prev = [c.previous_tasks() for c in cl]
+
+    # previousActiveTaskAssignment: HashMap<TaskId, ProcessId>, clients in map order, each
+    # client's previous actives in TaskId order; the last put wins, the first fixes the slot
+    first: Dict[TaskId, int] = {}
+    owner = np.full(T, -1, dtype=np.int32)
+    for c, (act, _) in enumerate(prev):
+        for t in act:
+            first.setdefault(t, len(first))
+            i = index.get(t)
+            if i is not None:
+                owner[i] = c
+    seq = list(first)
+    slots = _hash_order(_spread([task_id_hash(t) for t in seq]), java_hashmap_capacity(len(seq)))
+    prev_active_order = np.array([index[seq[k]] for k in slots if seq[k] in index], dtype=np.int32)
+
+    # previousStandbyTaskAssignment: per task the clients (map order) that had it as standby
+    owners: List[List[int]] = [[] for _ in range(T)]
+    for c, (_, sb) in enumerate(prev):
+        for t in sb:
+            i = index.get(t)
+            if i is not None:
+                owners[i].append(c)
+    offsets = np.zeros(T + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum([len(o) for o in owners])
+    sb_clients = np.array([c for o in owners for c in o], dtype=np.int32)
+
+    thash = _spread([task_id_hash(t) for t in order])
+    unassigned_order = _hash_order(thash, _copy_capacity(T, jdk)).astype(np.int32)
+    sf = np.array([i for i, t in enumerate(order) if flags[t]], dtype=np.int64)
+    stateful_order = sf[_hash_order(thash[sf], java_hashmap_capacity(len(sf)))].astype(np.int32)
+
+    cap = np.array([c.capacity for c in cl], dtype=np.int32)
+    chash = _spread([process_id_hash(c.process_id) for c in cl])
+    role = sticky_assign(cap, chash, owner, prev_active_order, offsets, sb_clients, unassigned_order,
+                         stateful_order, configs.num_standby_replicas, preserve_active, jdk >= 19)
+    # report clients in ProcessId order, as the HA assignor does
+    rank = sorted(range(len(cl)), key=lambda c: process_id_key(cl[c].process_id))
+    return _result([cl[c].process_id for c in rank], order, role[rank], 0, 0, follow_up=preserve_active)
+
+
+def assign_tasks_fallback(clients: Iterable[StreamsClient],
+                          tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
+                          configs: AssignmentConfigs = AssignmentConfigs(), *,
+                          stateful: Optional[Iterable[TaskId]] = None, client_map: str = "hash",
+                          jdk: int = 17) -> TaskAssignment:
+    """Kafka's ``FallbackPriorTaskAssignor``: the sticky assignor keeping every previous active
+    task on its owner (quota or not), and always a follow-up rebalance."""
+    return assign_tasks_sticky(clients, tasks, configs, stateful=stateful, preserve_active=True,
+                               client_map=client_map, jdk=jdk)

@@ -6,10 +6,10 @@ is ``"stream"``: the member's ConsumerProtocolSubscription/Assignment carry
 
 :func:`decode_member_metadata` decodes a ``GroupMetadataValue``'s members knowing the
 protocol name.  :func:`register` plugs Streams into :mod:`kcodec.offsets` so that decoded
-records (and ``kcodec offsets``) carry the Streams metadata: the offsets decoder contract is
-keyed by protocol type only, and Streams shares ``consumer`` with plain consumers, so the
-registered decoder wraps the consumer one and adds ``value["streams"]`` only when the user
-data decodes completely as Streams metadata (exact version range, every byte used).
+records (and ``kcodec offsets``) carry the Streams metadata: the decoder is registered for
+protocol type ``consumer`` with protocol name ``stream`` only, wraps the consumer one and adds
+``value["streams"]``; user data that is not valid Streams metadata is reported as the
+member's decoding error.  Plain consumer groups are left alone.
 """
 from __future__ import annotations
 
@@ -68,22 +68,25 @@ def _wrap(base: Callable[[bytes], Embedded], kind: str) -> Callable[[bytes], Emb
         e = base(data)
         if e.value is None:
             return e
-        info = streams_user_data(kind, e.value.get("userData"))
-        if info is None:
-            return e
+        try:
+            info = streams_user_data(kind, e.value.get("userData"), strict=False)
+        except DecodeError as err:
+            return e._replace(value=None, error=f"Streams {kind} user data: {err}")
         return e._replace(value=dict(e.value, **{STREAMS_KEY: info}))
     dec.__wrapped__ = base  # type: ignore[attr-defined]
     return dec
 
 
 def register() -> None:
-    """Make :mod:`kcodec.offsets` decode Streams metadata inside classic ``consumer``
-    groups (idempotent)."""
+    """Make :mod:`kcodec.offsets` decode Streams metadata in the members of classic groups
+    of protocol type ``consumer`` whose protocol is ``stream`` (idempotent)."""
+    if protocol_decoder("consumer", ASSIGNOR_NAME) is not protocol_decoder("consumer"):
+        return
     cur = protocol_decoder("consumer")
-    if cur is None or getattr(cur.subscription, "__wrapped__", None) is not None:
+    if cur is None:
         return
     register_protocol_decoder("consumer", _wrap(cur.subscription, "subscription"),
-                              _wrap(cur.assignment, "assignment"))
+                              _wrap(cur.assignment, "assignment"), protocol_name=ASSIGNOR_NAME)
 
 
 def decode_member_metadata(group_value: Dict[str, Any]) -> List[Dict[str, Any]]:

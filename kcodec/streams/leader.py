@@ -3,7 +3,8 @@
 :func:`assign_group` decodes each member's ConsumerProtocolSubscription and its Streams
 ``SubscriptionInfo``, applies the version rules (:mod:`~kcodec.streams.probing`), groups the
 members (threads) into clients by ProcessId (future members into one synthetic client), runs
-the HighAvailabilityTaskAssignor (:mod:`~kcodec.streams.assignors`), hands each client's tasks
+the HighAvailabilityTaskAssignor (:mod:`~kcodec.streams.assignors`; or with ``assignor=``
+``"sticky"`` / ``"fallback"`` the LegacyStickyTaskAssignor / FallbackPriorTaskAssignor), hands each client's tasks
 to its threads as ``StreamsPartitionAssignor.assignTasksToThreads`` does, and encodes every
 member's ConsumerProtocolAssignment with its ``AssignmentInfo`` (the host maps, the same for
 every member, are encoded once).
@@ -21,7 +22,9 @@ from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 from kcodec.consumer import (Assignment, Subscription, TopicPartition, decode_subscription,
                              encode_assignment as encode_consumer_assignment)
 
-from .assignors import AssignmentConfigs, StreamsClient, TaskAssignment, assign_tasks, process_id_key
+from .._java import java_hashmap_order
+from .assignors import (AssignmentConfigs, StreamsClient, TaskAssignment, assign_tasks, assign_tasks_sticky,
+                        process_id_key)
 from .probing import LeaderVersions, assignment_versions, gives_future_members_tasks, leader_versions
 from .protocol import (LATEST_SUPPORTED_VERSION, LONG_MAX, AssignmentInfo, HostInfo, SubscriptionInfo, TaskId,
                        decode_subscription as decode_streams_subscription, encode_assignment,
@@ -195,10 +198,39 @@ class GroupAssignment:
         return next(iter(self.infos.values())).version if self.infos else -1
 
 
+def _assign_sticky(clients: List[StreamsClient], subs: Mapping[str, Subscription],
+                   by_client: Mapping[_uuid.UUID, List[str]], flags: Mapping[TaskId, bool],
+                   topology: Topology, configs: AssignmentConfigs, fallback: bool) -> TaskAssignment:
+    # previous actives: owned partitions' tasks and offset sums of -2 (ClientState.initializePrevTasks)
+    task_of = {tp: t for t, tps in topology.partitions.items() for tp in tps}
+    for c in clients:
+        owned = {task_of[TopicPartition(*tp)] for m in by_client[c.process_id] for tp in subs[m].owned_partitions
+                 if TopicPartition(*tp) in task_of}
+        c.prev_active = owned | {t for t, v in c.task_offset_sums.items() if v == -2}
+    # clientMetadataMap is filled walking the subscriptions HashMap<memberId, Subscription>
+    ids = list(subs)
+    member_client = {m: pid for pid, ms in by_client.items() for m in ms}
+    seen: Dict[_uuid.UUID, StreamsClient] = {c.process_id: c for c in clients}
+    ordered: List[StreamsClient] = []
+    for i in java_hashmap_order(ids):
+        pid = member_client.get(ids[i])
+        if pid is not None and pid in seen:
+            ordered.append(seen.pop(pid))
+    return assign_tasks_sticky(ordered, flags, configs, preserve_active=fallback)
+
+
 def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
                  configs: AssignmentConfigs = AssignmentConfigs(), *, now_ms: int = 0,
-                 leader_latest: int = LATEST_SUPPORTED_VERSION, cooperative: bool = True) -> GroupAssignment:
-    """Run the Streams leader on the members' ConsumerProtocolSubscription bytes."""
+                 leader_latest: int = LATEST_SUPPORTED_VERSION, cooperative: bool = True,
+                 assignor: str = "ha") -> GroupAssignment:
+    """Run the Streams leader on the members' ConsumerProtocolSubscription bytes.
+
+    ``assignor``: ``"ha"`` (HighAvailabilityTaskAssignor), ``"sticky"`` (LegacyStickyTaskAssignor)
+    or ``"fallback"`` (FallbackPriorTaskAssignor, Kafka's choice when the end offsets cannot be
+    fetched).  The sticky ones see the clients in the order of Kafka's client HashMap, filled
+    from the subscriptions HashMap (member ids inserted in the order ``subscriptions`` gives)."""
+    if assignor not in ("ha", "sticky", "fallback"):
+        raise ValueError("assignor must be 'ha', 'sticky' or 'fallback'")
     subs: Dict[str, Subscription] = {m: decode_subscription(b) for m, b in subscriptions.items()}
     seen: Dict[bytes, SubscriptionInfo] = {}      # threads of one client often send the same bytes
     infos: Dict[str, SubscriptionInfo] = {}
@@ -233,9 +265,14 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
         for m in future:
             by_client[FUTURE_ID].remove(m)
         del by_client[FUTURE_ID]
-    clients = [StreamsClient(pid, len(ms), sums[pid]) for pid, ms in by_client.items()]
+    # client.tag.* of a client (v11 subscriptions; its threads send the same ones)
+    clients = [StreamsClient(pid, len(ms), sums[pid], client_tags=dict(infos[ms[0]].client_tags) if ms else {})
+               for pid, ms in by_client.items()]
     flags = {t: t in topology.stateful for t in topology.partitions}
-    res = assign_tasks(clients, flags, topology.end_offset_sums, configs)
+    if assignor == "ha":
+        res = assign_tasks(clients, flags, topology.end_offset_sums, configs)
+    else:
+        res = _assign_sticky(clients, subs, by_client, flags, topology, configs, assignor == "fallback")
 
     # tasks -> threads, per client
     rank = {t: i for i, t in enumerate(res.tasks)}

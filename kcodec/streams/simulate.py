@@ -7,6 +7,13 @@ AssignmentInfo, wrapped in the consumer protocol), the leader's and members' ver
 later version (``to="12"``) keeps v11's layout under a higher version number, as Kafka's own
 version-probing tests do.
 
+Members follow 4.1.1's rules: they rejoin at once when the assignment's commonly supported
+version rises above the version they sent (KAFKA-8649, Kafka 2.4).  KIP-268's "one more
+rebalance when the leader is bounced last" was a property of 2.0-2.3 members, which took the
+leader's own supported version for the next rebalance without asking for one; with 4.1.1's
+rules the final upgrade rebalance follows the first rebalance without an old instance,
+whoever leads it, and the leader's position does not change the count.
+
 :func:`simulate_scale` runs scale-out / scale-in / crashes through either Kafka's
 HighAvailabilityTaskAssignor (``"ha"``: warm-ups and probing rebalances, real bytes through
 :func:`~kcodec.streams.leader.assign_group`) or the KIP-429 draft's learner design
