@@ -57,20 +57,16 @@ def _unhex(text: str) -> bytes:
 
 def _embedded(name: str, value: dict, data: dict) -> None:
     """Decode the member metadata inside group metadata (``subscription``/``assignment`` of
-    a classic group's members) in place, as ``offsets dump`` does: the protocol type's
-    registered decoder (the consumer protocol built in), bytes left as base64 when they do
-    not decode."""
+    a classic group's members) in place, as ``offsets dump`` does: the decoder registered
+    for the group's protocol type and protocol (the consumer protocol built in, Streams'
+    for ``stream`` groups), bytes left as base64 when they do not decode."""
     if name != "GroupMetadataValue":
         return
-    from kcodec.offsets.records import protocol_decoder
-    dec = protocol_decoder(value.get("protocolType"))
-    if dec is None:
-        return
-    for m, raw in zip(data.get("members") or [], value.get("members") or []):
-        for field, read in (("subscription", dec.subscription), ("assignment", dec.assignment)):
-            e = read(raw.get(field))
-            if e.value is not None and e.schema is not None:
-                m[field] = kcodec.to_kafka_json(e.schema, e.value, e.parsed_version)
+    from kcodec.offsets import decode_members
+    for m, e in zip(data.get("members") or [], decode_members(value) or []):
+        for field in ("subscription", "assignment"):
+            if e[field].value is not None and e[field].schema is not None:
+                m[field] = kcodec.to_kafka_json(e[field].schema, e[field].value, e[field].parsed_version)
 
 
 def _decode_one(name: str, data: bytes, version: Optional[int], prefixed: bool,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .records import (Embedded, OffsetsRecord, decode_key, decode_record, iter_decoded,
-                      protocol_decoder, record_types, register_protocol_decoder, to_json,
+                      protocol_decoder, decode_members, record_types, register_protocol_decoder, to_json,
                       unknown_tagged_fields)
 from .state import CommittedOffset, Folder, GroupState, Member, OffsetsState, fold, fold_log
 from .downgrade import DowngradeReport, check as _check
@@ -19,7 +19,7 @@ from .columns import iter_offset_columns
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "iter_decoded", "record_types",
-    "register_protocol_decoder", "protocol_decoder", "to_json", "unknown_tagged_fields",
+    "register_protocol_decoder", "protocol_decoder", "decode_members", "to_json", "unknown_tagged_fields",
     "CommittedOffset", "Member", "GroupState", "OffsetsState", "Folder", "fold", "fold_log",
     "DowngradeReport", "check_downgrade", "iter_offset_columns",
 ]

@@ -168,7 +168,10 @@ def protocol_decoder(protocol_type: Optional[str],
     return _PROTOCOLS.get((t, None))
 
 
-def _decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]:
+def decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]:
+    """The decoded member metadata of a decoded ``GroupMetadataValue``: per member its
+    ``subscription`` and ``assignment`` as :class:`Embedded`, through the decoder registered
+    for the group's protocol type and protocol; None when none is registered."""
     dec = protocol_decoder(value.get("protocolType"), value.get("protocol"))
     if dec is None:
         return None
@@ -241,7 +244,7 @@ def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") 
             raise
         return OffsetsRecord(rtype, info.name, k, _peek_version(value), None, False, False, False,
                              key, value, None, f"value: {e}")
-    members = _decode_members(f.value) if info.value == "GroupMetadataValue" else None  # type: ignore[arg-type]
+    members = decode_members(f.value) if info.value == "GroupMetadataValue" else None  # type: ignore[arg-type]
     return OffsetsRecord(rtype, info.name, k, f.version, f.value, False, False, f.newer_than_known,
                          key, value, members, None)
 
