@@ -85,6 +85,22 @@ def test_offsets_kernel_equals_single_record_api(binary):
     assert gm and gm[0]["members"][0]["subscription"]["value"]["topics"]
 
 
+@needs_fixtures
+def test_offsets_kernel_record_types_narrows_only_the_values():
+    pairs = _fixture_pairs()
+    keys = pa.array([k for k, _ in pairs], pa.binary())
+    vals = pa.array([v for _, v in pairs], pa.binary())
+    full = K.decode_offsets(keys, vals).to_pylist()
+    got = K.decode_offsets(keys, vals, record_types=["OffsetCommit"])
+    names = got.type.names
+    assert "OffsetCommitValue" in names and "GroupMetadataValue" not in names and "members" not in names
+    assert len(got) == len(full)            # rows of other types stay, with their key and type
+    assert got.to_pylist() == [{k: r[k] for k in names} for r in full]
+    assert "members" in K.offsets_type(["GroupMetadata"]).names
+    with pytest.raises(ValueError, match="unknown record types"):
+        K.offsets_type(["OffsetCommits"])
+
+
 def _vectors():
     return [v for v in read_jsonl(vectors_dir() / "messages.jsonl")]
 
@@ -279,6 +295,11 @@ def test_from_consumer_offsets_equals_single_record_api(spark, offsets_df):
     exp = [for_spark(pa.array([e], K.offsets_type())).to_pylist()[0] for e in _expected_offsets(pairs)]
     for r, e in zip(rows, exp):
         assert _norm(r.r) == _norm(e), (r.partition, r.offset)
+    narrow = (offsets_df.where("not is_control")
+              .select(from_consumer_offsets("key", "value", {"record_types": ["OffsetCommit"]}).alias("r"))
+              .select("r.type_name", "r.group", "r.OffsetCommitValue.offset").collect())
+    assert sorted(map(tuple, narrow), key=repr) == sorted(
+        ((e["type_name"], e["group"], (e["OffsetCommitValue"] or {}).get("offset")) for e in exp), key=repr)
 
 
 @needs_fixtures
