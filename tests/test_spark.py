@@ -341,6 +341,30 @@ def test_from_kafka_message_and_back_on_vectors(spark):
             assert bytes(r.b) == bytes(r.data), (name, version)
 
 
+@pytest.mark.skipif(not (vectors_dir() / "messages.jsonl").exists(), reason="shared vectors missing")
+def test_from_kafka_message_agrees_with_decode_on_every_vector_in_spark(spark):
+    """Every vector through a real DataFrame: one job per chunk of (message, version)
+    pairs, one column function per pair, each fed only its own rows (null otherwise)."""
+    from pyspark.sql import functions as F
+    from kcodec.spark import from_kafka_message
+    vecs = _vectors()
+    pairs = sorted({(v["schema"], v["version"]) for v in vecs})
+    pid = {p: j for j, p in enumerate(pairs)}
+    df = spark.createDataFrame([(i, pid[v["schema"], v["version"]], bytearray.fromhex(v["hex"]))
+                                for i, v in enumerate(vecs)], "i int, p int, data binary").coalesce(1).cache()
+    chunk = 60      # columns per job: far more makes Spark's planning slower than the jobs it saves
+    seen = 0
+    for c in range(0, len(pairs), chunk):
+        cols = [from_kafka_message(F.when(F.col("p") == j, F.col("data")), *pairs[j]).alias(f"m{j}")
+                for j in range(c, min(c + chunk, len(pairs)))]
+        for r in df.where(F.col("p").between(c, c + chunk - 1)).select("i", "p", "data", *cols).collect():
+            name, version = pairs[r.p]
+            exp = _expected_message(name, version, bytes(r.data))
+            assert exp["_error"] is None and _strip(_norm(r[f"m{r.p}"])) == _strip(_norm(exp)), (name, version)
+            seen += 1
+    assert seen == len(vecs) > 1000
+
+
 def test_modes_in_spark(spark):
     from pyspark.sql.utils import PythonException
     from kcodec.spark import from_consumer_offsets, from_kafka_message
