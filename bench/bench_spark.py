@@ -207,7 +207,7 @@ def main(argv=None) -> int:
         "Peak memory: Spark executor metrics (cumulative in the order c, a2, a, b).",
         "",
         "Records per CPU second: CPU time (user + system) of the JVM and its Python workers during the run, "
-        "read from /proc; unlike wall time it barely moves with what else the VM runs.",
+        "read from /proc; on a shared VM it moves far less than wall time with what else runs.",
         "",
         "| variant | rows | s | records/s | records/s per core | CPU s | records per CPU s "
         "| peak JVM heap MB | peak Python RSS MB |",
@@ -216,7 +216,8 @@ def main(argv=None) -> int:
     for name in ("a", "a2", "b", "c"):
         r = results[name]
         lines.append(f"| ({name}) {r['label']} | {r['rows']:,} | {r['seconds']:.2f} | {r['rate']:,.0f} | "
-                     f"{r['per_core']:,.0f} | {r['cpu']:.2f} | {r['per_cpu_s']:,.0f} | {r.get('jvm_heap_mb', 0):,.0f} | {r.get('python_rss_mb', 0):,.0f} |")
+                     f"{r['per_core']:,.0f} | {r['cpu']:.2f} | {r['per_cpu_s']:,.0f} | "
+                     f"{r.get('jvm_heap_mb', 0):,.0f} | {r.get('python_rss_mb', 0):,.0f} |")
     lines.append("")
     for name in ("a", "a2"):
         r = results[name]
