@@ -85,6 +85,22 @@ def test_offsets_kernel_equals_single_record_api(binary):
     assert gm and gm[0]["members"][0]["subscription"]["value"]["topics"]
 
 
+@needs_fixtures
+def test_offsets_kernel_record_types_narrows_only_the_values():
+    pairs = _fixture_pairs()
+    keys = pa.array([k for k, _ in pairs], pa.binary())
+    vals = pa.array([v for _, v in pairs], pa.binary())
+    full = K.decode_offsets(keys, vals).to_pylist()
+    got = K.decode_offsets(keys, vals, record_types=["OffsetCommit"])
+    names = got.type.names
+    assert "OffsetCommitValue" in names and "GroupMetadataValue" not in names and "members" not in names
+    assert len(got) == len(full)            # rows of other types stay, with their key and type
+    assert got.to_pylist() == [{k: r[k] for k in names} for r in full]
+    assert "members" in K.offsets_type(["GroupMetadata"]).names
+    with pytest.raises(ValueError, match="unknown record types"):
+        K.offsets_type(["OffsetCommits"])
+
+
 def _vectors():
     return [v for v in read_jsonl(vectors_dir() / "messages.jsonl")]
 
@@ -279,6 +295,11 @@ def test_from_consumer_offsets_equals_single_record_api(spark, offsets_df):
     exp = [for_spark(pa.array([e], K.offsets_type())).to_pylist()[0] for e in _expected_offsets(pairs)]
     for r, e in zip(rows, exp):
         assert _norm(r.r) == _norm(e), (r.partition, r.offset)
+    narrow = (offsets_df.where("not is_control")
+              .select(from_consumer_offsets("key", "value", {"record_types": ["OffsetCommit"]}).alias("r"))
+              .select("r.type_name", "r.group", "r.OffsetCommitValue.offset").collect())
+    assert sorted(map(tuple, narrow), key=repr) == sorted(
+        ((e["type_name"], e["group"], (e["OffsetCommitValue"] or {}).get("offset")) for e in exp), key=repr)
 
 
 @needs_fixtures
@@ -318,6 +339,30 @@ def test_from_kafka_message_and_back_on_vectors(spark):
             exp = _expected_message(name, version, bytes(r.data))
             assert _strip(_norm(r.m)) == _strip(_norm(exp)), (name, version)
             assert bytes(r.b) == bytes(r.data), (name, version)
+
+
+@pytest.mark.skipif(not (vectors_dir() / "messages.jsonl").exists(), reason="shared vectors missing")
+def test_from_kafka_message_agrees_with_decode_on_every_vector_in_spark(spark):
+    """Every vector through a real DataFrame: one job per chunk of (message, version)
+    pairs, one column function per pair, each fed only its own rows (null otherwise)."""
+    from pyspark.sql import functions as F
+    from kcodec.spark import from_kafka_message
+    vecs = _vectors()
+    pairs = sorted({(v["schema"], v["version"]) for v in vecs})
+    pid = {p: j for j, p in enumerate(pairs)}
+    df = spark.createDataFrame([(i, pid[v["schema"], v["version"]], bytearray.fromhex(v["hex"]))
+                                for i, v in enumerate(vecs)], "i int, p int, data binary").coalesce(1).cache()
+    chunk = 60      # columns per job: far more makes Spark's planning slower than the jobs it saves
+    seen = 0
+    for c in range(0, len(pairs), chunk):
+        cols = [from_kafka_message(F.when(F.col("p") == j, F.col("data")), *pairs[j]).alias(f"m{j}")
+                for j in range(c, min(c + chunk, len(pairs)))]
+        for r in df.where(F.col("p").between(c, c + chunk - 1)).select("i", "p", "data", *cols).collect():
+            name, version = pairs[r.p]
+            exp = _expected_message(name, version, bytes(r.data))
+            assert exp["_error"] is None and _strip(_norm(r[f"m{r.p}"])) == _strip(_norm(exp)), (name, version)
+            seen += 1
+    assert seen == len(vecs) > 1000
 
 
 def test_modes_in_spark(spark):

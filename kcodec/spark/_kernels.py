@@ -292,15 +292,37 @@ def _offsets_layout() -> Tuple[pa.StructType, Dict[int, Any], Dict[str, pa.Struc
     return pa.struct(fields), types, values
 
 
-def offsets_type() -> pa.StructType:
+def offsets_type(record_types: Optional[Sequence[str]] = None) -> pa.StructType:
     """Arrow type of :func:`decode_offsets`: ``record_type``, ``type_name``, ``group``,
     ``topic``, ``partition``, ``key`` (every key field of the group coordinator's record
     types), ``value_version``, ``tombstone``, ``unknown`` (KIP-915), ``newer_than_known``,
     one struct per value schema (``OffsetCommitValue``, ``GroupMetadataValue``,
     ``ConsumerGroupMemberMetadataValue``, ...; the fields of all its versions, set on the
     rows of that type), ``members`` (a classic consumer group's decoded member
-    subscriptions/assignments, parallel to ``GroupMetadataValue.members``), ``_error``."""
-    return _offsets_layout()[0]
+    subscriptions/assignments, parallel to ``GroupMetadataValue.members``), ``_error``.
+
+    ``record_types`` (names as :func:`kcodec.offsets.record_types` gives them, e.g.
+    ``["OffsetCommit", "GroupMetadata"]``): keep only those types' value structs (and
+    ``members`` only with ``GroupMetadata``); every other field stays."""
+    return _narrow_type(None if record_types is None else tuple(record_types))
+
+
+@functools.lru_cache(maxsize=None)
+def _narrow_type(names: Optional[Tuple[str, ...]]) -> pa.StructType:
+    full, types, _ = _offsets_layout()
+    if names is None:
+        return full
+    by_name = {info.name: info for info in types.values()}
+    unknown = sorted(set(names) - set(by_name))
+    if unknown:
+        raise ValueError(f"unknown record types {unknown}; known: {sorted(by_name)}")
+    all_values = {info.value for info in types.values()}
+    keep = {by_name[x].value for x in names}
+    if "LegacyOffsetCommit" in names and 1 in types:    # newer type-0 values are OffsetCommitValue
+        keep.add(types[1].value)
+    return pa.struct([f for f in full
+                      if (f.name not in all_values or f.name in keep)
+                      and (f.name != "members" or "GroupMetadata" in names)])
 
 
 def _value_field(rtype: int, info: Any, vv: int) -> str:
@@ -447,16 +469,20 @@ def _members(vb: pa.RecordBatch) -> Optional[pa.Array]:
                                     type=typ, mask=pa.array(~consumer))
 
 
-def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.StructArray:
-    """Decode ``__consumer_offsets`` key/value columns (Kafka types; see :func:`offsets_type`)."""
-    typ, types, vtypes = _offsets_layout()
+def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE,
+                   record_types: Optional[Sequence[str]] = None) -> pa.StructArray:
+    """Decode ``__consumer_offsets`` key/value columns (Kafka types; see :func:`offsets_type`,
+    also for ``record_types``: every row is decoded and checked, only the asked-for value
+    structs are built)."""
+    full, types, vtypes = _offsets_layout()
+    typ = offsets_type(record_types)
     key, value = _binary(key), _binary(value)
     n = len(key)
     if len(value) != n:
         raise ValueError("key and value columns differ in length")
     rtype, khas, _ = _prefix16(key)
     vver, vhas, vnull = _prefix16(value)
-    parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]] = {f.name: [] for f in typ}
+    parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]] = {f.name: [] for f in full}
     slow: List[np.ndarray] = []
     handled = np.zeros(n, bool)
     for rt, info in types.items():
@@ -467,7 +493,7 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE) -> pa.Struct
         ok_v = vhas & (vver >= 0) & (vver <= info.value_max)
         idx = np.flatnonzero(khas & (rtype == rt) & (vnull | ok_v))
         if len(idx):
-            handled[idx] = _fast_type(rt, info, idx, key, value, vver, vnull, n, typ, vtypes[info.value], parts)
+            handled[idx] = _fast_type(rt, info, idx, key, value, vver, vnull, n, full, vtypes[info.value], parts)
     slow.append(np.flatnonzero(~handled))
     sidx = np.sort(np.concatenate(slow)) if slow else np.zeros(0, np.int64)
     rows_py: List[Dict[str, Any]] = []

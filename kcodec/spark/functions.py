@@ -11,7 +11,7 @@ null and says why in its ``_error`` field (message, version, field path, byte of
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -44,9 +44,9 @@ def _spark_struct(t: pa.StructType) -> Any:
     return spark_type(t, nullable_top=True)
 
 
-def offsets_schema() -> Any:
-    """The Spark type :func:`from_consumer_offsets` returns."""
-    return _spark_struct(K.offsets_type())
+def offsets_schema(record_types: Optional[Sequence[str]] = None) -> Any:
+    """The Spark type :func:`from_consumer_offsets` returns (``record_types``: as its option)."""
+    return _spark_struct(K.offsets_type(record_types))
 
 
 def kafka_message_schema(name: str, version: int, newer: str = "error") -> Any:
@@ -54,10 +54,13 @@ def kafka_message_schema(name: str, version: int, newer: str = "error") -> Any:
     return _spark_struct(K.message_type(name, version, newer))
 
 
-def _offsets_udf(mode: str) -> Any:
+def _offsets_udf(mode: str, record_types: Optional[Sequence[str]] = None) -> Any:
+    rts = None if record_types is None else tuple(record_types)
+    typ = K.offsets_type(rts)           # checks the names here, on the driver
+
     def f(key: pa.Array, value: pa.Array) -> pa.Array:
-        return for_spark(K.decode_offsets(key, value, mode=mode), arrow_type=K.offsets_type())
-    return _arrow_udf(f, offsets_schema(), 2)
+        return for_spark(K.decode_offsets(key, value, mode=mode, record_types=rts), arrow_type=typ)
+    return _arrow_udf(f, offsets_schema(rts), 2)
 
 
 def _protocol_udf(schema: str, mode: str) -> Any:
@@ -79,11 +82,20 @@ def from_consumer_offsets(key: ColumnOrName, value: ColumnOrName,
     the key, one struct per value schema (offset commits, classic group metadata with
     its members' decoded subscriptions/assignments in ``members``, the KIP-848, share
     and streams group records), ``tombstone``, ``unknown`` record types as data
-    (KIP-915), ``newer_than_known``, ``_error``."""
+    (KIP-915), ``newer_than_known``, ``_error``.
+
+    ``options["record_types"]`` (e.g. ``["OffsetCommit"]``, names as
+    :func:`kcodec.offsets.record_types` gives them): the result holds only those types'
+    value structs, a much narrower column that Spark moves far faster.  Rows of other
+    types stay, with their record type, group, key and ``_error``, and are still
+    checked; only their value struct is left out."""
     mode, rest = K.check_mode(options)
+    rts = rest.pop("record_types", None)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
-    return _offsets_udf(mode)(key, value)
+    if isinstance(rts, str):
+        rts = [rts]
+    return _offsets_udf(mode, rts)(key, value)
 
 
 def from_consumer_subscription(col: ColumnOrName, options: Optional[Dict[str, Any]] = None) -> Any:
