@@ -352,8 +352,13 @@ def test_cooperative_rebalances_converge_in_two_rounds(group, evs, prefer):
             stale = list(members[j].owned_partitions) + list(m.owned_partitions)
             members = members[:i] + [Member(m.member_id, m.topics, stale, max(-1, gen - 2), m.rack)] + members[i + 1:]
         before = {m.member_id: set(m.owned_partitions) for m in members}
-        rounds, r, members, gen = rebalance_until_stable(members, topics, gen, max_rounds=2, prack=prack,
-                                                         prefer=prefer)
+        # Two rounds with equal subscriptions. With unequal ones Kafka's general sticky path
+        # can need more follow-ups (its own random-subscription test allows four, KAFKA-9029,
+        # KAFKA-8767), and kcodec's look-ahead does not always save the third
+        # (test_cooperative_third_round_with_unequal_subscriptions).
+        equal = len({frozenset(m.topics) for m in members}) == 1
+        rounds, r, members, gen = rebalance_until_stable(members, topics, gen, max_rounds=2 if equal else 5,
+                                                         prack=prack, prefer=prefer)
         # stickiness with equal subscriptions: members keep what their quota allows (racks
         # may move partitions to members on their racks)
         subs = {frozenset(m.topics) for m in members}
@@ -364,6 +369,25 @@ def test_cooperative_rebalances_converge_in_two_rounds(group, evs, prefer):
             for mid, owned in before.items():
                 valid = {tp for tp in owned if tp.partition < topics.get(tp.topic, 0)}
                 assert len(valid & set(after[mid])) >= min(len(valid), min_q)
+
+
+def test_cooperative_third_round_with_unequal_subscriptions():
+    """The exception to the two-round rule, found by Hypothesis: after members leave the
+    subscriptions unequal (one on t1-t3, one joining on t0-t1 then resubscribing to t2-t3),
+    the second round hands the revoked t1 partitions back in a way that moves a t2 partition
+    once more. Every round is still valid and cooperative-safe, and the third settles."""
+    t = {"t0": 0, "t1": 4, "t2": 10, "t3": 8}
+    names = sorted(t)
+    members = [Member(f"m{i:02d}", names) for i in range(9)]
+    _, _, members, gen = rebalance_until_stable(members, t, 0)
+    members[1] = Member(members[1].member_id, names[1:], members[1].owned_partitions, members[1].generation)
+    _, _, members, gen = rebalance_until_stable(members, t, gen)
+    _, _, members, gen = rebalance_until_stable(members + [Member("new3", names)], t, gen)
+    _, _, members, gen = rebalance_until_stable(members + [Member("new1", names[:2])], t, gen)
+    m = members[10]
+    members[10] = Member(m.member_id, names[2:], m.owned_partitions, m.generation)
+    rounds, r, members, gen = rebalance_until_stable(members, t, gen, max_rounds=5)
+    assert rounds == 3
 
 
 @pytest.mark.parametrize("large,seeds", [(False, 5000), (True, 1000)])
