@@ -414,12 +414,15 @@ static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify
         b->crc_ok = b->computed_crc == b->crc;
         if (!b->crc_ok) {
             /* Garbage often looks like a legacy entry: trust the length of one whose
-             * CRC fails only when readable data (or the end of the log) follows. */
+             * CRC fails only when readable data (or the end of the log) follows and
+             * nothing readable starts inside it. */
             size_t nx = pos + total;
             int pl = nx == len ? (final ? 1 : -1)
                                : kc_plausible(buf, len, nx, final, max_batch_length);
             if (pl < 0)
                 return 0;
+            if (pl > 0 && kc_resync(buf, nx, pos + 1, 1, max_batch_length) < nx)
+                pl = 0;
             if (pl == 0)
                 bad = KC_ST_BAD_LENGTH;
         }
@@ -449,7 +452,14 @@ static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify
                     (*n_recs)++;
                 }
             } else {
+                /* The wrapper's own fields must hold for its value to be found. */
+                kc_record w;
+                int f = legacy_message(buf, pos, pos + total, &w);
                 b->status = codec <= 3 ? KC_ST_COMPRESSED : KC_ST_BAD_COMPRESSION;
+                if (f != KC_RF_NONE) {
+                    b->status = KC_ST_BAD_RECORDS;
+                    b->error_field = (int8_t)f;
+                }
             }
             *next = pos + total;
             return 1;

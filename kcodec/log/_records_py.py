@@ -236,6 +236,8 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
             pl = (1 if final else -1) if nx == n else _plausible(b, n, nx, final, max_len)
             if pl < 0:
                 return None
+            if pl > 0 and resync(b[:nx], pos + 1, True, max_len) < nx:
+                pl = 0
             if pl == 0:
                 bad = 3
         if not bad:
@@ -254,6 +256,9 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
                     e["records_parsed"] = 1
             else:
                 e["status"] = 1 if attr & 7 <= 3 else 6
+                rec, fld = _legacy_message(b, pos, pos + total, bidx)
+                if rec is None:
+                    e.update(status=5, error_field=fld)
             return pos + total
     e.update(crc=0, computed_crc=0, crc_ok=0)
     return _bad(b, n, pos, final, max_len, bad, e)

@@ -208,7 +208,7 @@ def _legacy_value(mv: Any, pos: int) -> Optional[Tuple[int, int]]:
     p = pos + 18 + (8 if mv[pos + 16] == 1 else 0)
     (klen,) = struct.unpack_from(">i", mv, p)
     p += 4 + max(klen, 0)
-    (vlen,) = struct.unpack_from(">i", mv, p)
+    (vlen,) = struct.unpack_from(">i", mv, p)     # the scanner checked both lengths
     return None if vlen < 0 else (p + 4, p + 4 + vlen)
 
 
