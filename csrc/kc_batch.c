@@ -387,6 +387,19 @@ static int kc_skip_bad(const uint8_t *buf, size_t len, size_t pos, int final,
     return 1;
 }
 
+/* A batch or legacy entry buf[pos..end) whose CRC fails: may its length be trusted
+ * (the scan goes on at end)?  Garbage often looks like a header: only when readable
+ * data (or the end of the log) follows and nothing readable starts inside it.
+ * 1 yes, 0 no, -1 undecidable in this window. */
+static int kc_trust_length(const uint8_t *buf, size_t len, size_t pos, size_t end, int final,
+                           int64_t max_batch_length)
+{
+    int pl = end == len ? (final ? 1 : -1) : kc_plausible(buf, len, end, final, max_batch_length);
+    if (pl > 0 && kc_resync(buf, end, pos + 1, 1, max_batch_length) < end)
+        pl = 0;
+    return pl;
+}
+
 /* One legacy entry at pos (magic at pos + 16 is 0 or 1, rem >= 17 bytes).
  * Returns 1 with *next set when a row was written, 0 to stop the scan. */
 static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify_crc,
@@ -416,13 +429,9 @@ static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify
             /* Garbage often looks like a legacy entry: trust the length of one whose
              * CRC fails only when readable data (or the end of the log) follows and
              * nothing readable starts inside it. */
-            size_t nx = pos + total;
-            int pl = nx == len ? (final ? 1 : -1)
-                               : kc_plausible(buf, len, nx, final, max_batch_length);
+            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length);
             if (pl < 0)
                 return 0;
-            if (pl > 0 && kc_resync(buf, nx, pos + 1, 1, max_batch_length) < nx)
-                pl = 0;
             if (pl == 0)
                 bad = KC_ST_BAD_LENGTH;
         }
@@ -465,9 +474,6 @@ static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify
             return 1;
         }
     }
-    b->crc = 0;
-    b->computed_crc = 0;
-    b->crc_ok = 0;
     return kc_skip_bad(buf, len, pos, final, max_batch_length, bad, b, next);
 }
 
@@ -545,6 +551,20 @@ size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
         } else {
             b->computed_crc = b->crc;
             b->crc_ok = 1;
+        }
+        if (!b->crc_ok) {
+            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length);
+            if (pl < 0)
+                break;
+            if (pl == 0) {
+                size_t next;
+                if (!kc_skip_bad(buf, len, pos, final, max_batch_length, KC_ST_BAD_LENGTH, b,
+                                 &next))
+                    break;
+                (*n_batches)++;
+                pos = next;
+                continue;
+            }
         }
         b->next_position = (int64_t)(pos + total);
         int codec = b->attributes & 7;

@@ -208,20 +208,24 @@ def _three():
 
 
 def _legacy_imitation(rnd):
-    """Bytes that look like a legacy entry header: magic 0/1, a sane size, codec <= 3, a
-    CRC that (almost surely) fails, then random bytes."""
+    """Bytes that look like a legacy entry header (magic 0/1, a sane size, codec <= 3) or,
+    one time in four, a v2 batch header (magic 2), with a CRC that (almost surely) fails,
+    then random bytes."""
     n = rnd.randrange(17, 120)
     g = bytearray(rnd.getrandbits(8) for _ in range(n))
-    g[16] = rnd.choice((0, 1))
+    g[16] = rnd.choice((0, 1, 0, 1, 0, 1, 2, 2))
     if n > 17:
         g[17] = rnd.randrange(0, 16)
+    if n > 22 and g[16] == 2:
+        g[21:23] = bytes((0, rnd.randrange(0, 5)))
     struct.pack_into(">i", g, 8, rnd.choice((rnd.randrange(14, 300), rnd.randrange(14, 1 << 20))))
     return bytes(g)
 
 
-def test_random_prefixes_imitating_legacy_entries_lose_nothing():
-    """Garbage before a valid batch, shaped like a legacy entry with a bogus length, must
-    not swallow the batch: every CRC-valid batch around it is still read."""
+def test_random_prefixes_imitating_headers_lose_nothing():
+    """Garbage before a valid batch, shaped like a legacy entry or a batch header with a
+    bogus length, must not swallow the batch: every CRC-valid batch around it is still
+    read."""
     rnd = random.Random(20261123)
     a, b, c = _three()
     n = 3000 if _impl.records is not _records_py else 300

@@ -214,6 +214,16 @@ def _bad(b: Any, n: int, pos: int, final: bool, max_len: int, bad: int,
     return nxt
 
 
+def _trust_length(b: Any, n: int, pos: int, end: int, final: bool, max_len: int) -> int:
+    """May the length of the batch / legacy entry b[pos:end], whose CRC fails, be trusted?
+    Only when readable data (or the end of the log) follows and nothing readable starts
+    inside it (1 yes, 0 no, -1 undecidable in this window)."""
+    pl = (1 if final else -1) if end == n else _plausible(b, n, end, final, max_len)
+    if pl > 0 and resync(b[:end], pos + 1, True, max_len) < end:
+        pl = 0
+    return pl
+
+
 def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_len: int,
                  e: Dict[str, Any], bidx: int, recs: List[Tuple[int, ...]]) -> Optional[int]:
     magic = b[pos + 16]
@@ -232,12 +242,9 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
         comp = crc32(b[pos + 16:pos + total]) if verify_crc else crc
         e.update(crc=crc, computed_crc=comp, crc_ok=int(comp == crc))
         if comp != crc:
-            nx = pos + total
-            pl = (1 if final else -1) if nx == n else _plausible(b, n, nx, final, max_len)
+            pl = _trust_length(b, n, pos, pos + total, final, max_len)
             if pl < 0:
                 return None
-            if pl > 0 and resync(b[:nx], pos + 1, True, max_len) < nx:
-                pl = 0
             if pl == 0:
                 bad = 3
         if not bad:
@@ -260,7 +267,6 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
                 if rec is None:
                     e.update(status=5, error_field=fld)
             return pos + total
-    e.update(crc=0, computed_crc=0, crc_ok=0)
     return _bad(b, n, pos, final, max_len, bad, e)
 
 
@@ -317,6 +323,17 @@ def scan(data: Any, verify_crc: bool = True, final: bool = True,
             e["crc_ok"] = int(e["computed_crc"] == e["crc"])
         else:
             e["computed_crc"], e["crc_ok"] = e["crc"], 1
+        if not e["crc_ok"]:
+            pl = _trust_length(b, n, pos, pos + total, final, max_batch_length)
+            if pl < 0:
+                break
+            if pl == 0:
+                nxt = _bad(b, n, pos, final, max_batch_length, 3, e)
+                if nxt is None:
+                    break
+                batches.append(e)
+                pos = nxt
+                continue
         e["next_position"] = pos + total
         codec = e["attributes"] & 7
         if codec == 0:

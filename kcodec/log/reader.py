@@ -130,9 +130,11 @@ def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optio
                                 f"computed {int(b['computed_crc'])}")
         return None
     reason = _STATUS.get(st, f"status_{st}")
-    if st == 3 and int(b["magic"]) in (0, 1):
-        msg = ("legacy message with a bad CRC-32 and nothing readable after it; skipped to the "
-               "next readable batch")
+    if st == 3 and int(b["computed_crc"]) not in (0, int(b["crc"])):   # its CRC was computed
+        msg = (f"{'legacy message' if int(b['magic']) in (0, 1) else 'batch'} with a "
+               f"{_crc_name(b)} mismatch (stored {int(b['crc'])}, computed "
+               f"{int(b['computed_crc'])}) and no readable data where its length ends; "
+               "skipped to the next readable batch")
     elif st == 3:
         msg = f"batchLength {int(b['batch_length'])} is impossible here; skipped to the next readable batch"
     elif st == 4:
