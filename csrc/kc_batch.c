@@ -389,15 +389,23 @@ static int kc_skip_bad(const uint8_t *buf, size_t len, size_t pos, int final,
 
 /* A batch or legacy entry buf[pos..end) whose CRC fails: may its length be trusted
  * (the scan goes on at end)?  Garbage often looks like a header: only when readable
- * data (or the end of the log) follows and nothing readable starts inside it.
- * 1 yes, 0 no, -1 undecidable in this window. */
+ * data (or the end of the log) follows and, unless inside_ok, no run of readable
+ * entries inside it ends exactly at end.  1 yes, 0 no, -1 undecidable in this window. */
 static int kc_trust_length(const uint8_t *buf, size_t len, size_t pos, size_t end, int final,
-                           int64_t max_batch_length)
+                           int64_t max_batch_length, int inside_ok)
 {
     int pl = end == len ? (final ? 1 : -1) : kc_plausible(buf, len, end, final, max_batch_length);
-    if (pl > 0 && kc_resync(buf, end, pos + 1, 1, max_batch_length) < end)
-        pl = 0;
-    return pl;
+    if (pl <= 0 || inside_ok)
+        return pl;
+    size_t q = kc_resync(buf, end, pos + 1, 1, max_batch_length);
+    if (q >= end)
+        return 1;
+    /* Readable entries inside: garbage that swallowed them when they run exactly to
+     * end; entries a damaged wrapper holds verbatim when something else follows them
+     * (a compression trailer). */
+    while (q < end && kc_plausible(buf, end, q, 1, max_batch_length) == 1)
+        q += KC_BATCH_OVERHEAD + (size_t)(int32_t)rd32(buf + q + 8);
+    return q == end ? 0 : 1;
 }
 
 /* One legacy entry at pos (magic at pos + 16 is 0 or 1, rem >= 17 bytes).
@@ -429,7 +437,14 @@ static int kc_scan_legacy(const uint8_t *buf, size_t len, size_t pos, int verify
             /* Garbage often looks like a legacy entry: trust the length of one whose
              * CRC fails only when readable data (or the end of the log) follows and
              * nothing readable starts inside it. */
-            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length);
+            /* A compressor may leave a wrapper's inner entries verbatim (stored gzip
+             * blocks, snappy literals): readable entries inside do not make it garbage
+             * when its own key and value lengths fill it exactly, which garbage
+             * practically never does. */
+            kc_record w;
+            int layout_ok = legacy_message(buf, pos, pos + total, &w) == KC_RF_NONE;
+            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length,
+                                     layout_ok);
             if (pl < 0)
                 return 0;
             if (pl == 0)
@@ -553,7 +568,7 @@ size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
             b->crc_ok = 1;
         }
         if (!b->crc_ok) {
-            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length);
+            int pl = kc_trust_length(buf, len, pos, pos + total, final, max_batch_length, 0);
             if (pl < 0)
                 break;
             if (pl == 0) {

@@ -367,3 +367,24 @@ def test_fixture_segments_with_legacy_looking_garbage_lose_no_batch(path):
         fast, slow = fold_log(bad), fold_log(bad, fast=False)
         assert _state(fast) == _state(slow) == want
         assert len(fast.errors) == len(slow.errors) == 1
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_damaged_wrapper_with_verbatim_inner_entries_yields_none_of_them(magic):
+    """A gzip stream of stored blocks holds the inner entries verbatim, CRCs and all: a
+    bit flip in the wrapper must not let them pass for records of the log."""
+    import gzip
+    from kcodec.log.writer import _legacy_entry
+    inner = log.encode_message_set(RECS, magic=magic, base_offset=0 if magic else 40)
+    wrapper = _legacy_entry(46, magic, 1, 5, None, gzip.compress(inner, compresslevel=0))
+    assert inner in wrapper
+    assert [r[0] for r in _records(wrapper)] == list(range(40, 47))
+    ok = log.encode_batch([(b"x", b"y")], base_offset=47)
+    for at in (20, 30, len(wrapper) - 9, len(wrapper) - 1):
+        bad = bytearray(wrapper)
+        bad[at] ^= 0x04
+        for tail in (b"", ok):
+            batches = list(log.iter_batches(bytes(bad) + tail))
+            assert batches[0].error is not None and batches[0].position == 0
+            assert [b.error for b in batches[1:]] == [None] * len(batches[1:])
+            assert [b.base_offset for b in batches[1:]] == ([47] if tail else [])

@@ -96,6 +96,14 @@ def _corrupt(rnd, data, batches):
     return bytes(bad), None, "edits"
 
 
+def _save(data: bytes, what: str) -> None:
+    import tempfile
+    fd, path = tempfile.mkstemp(prefix="fuzz_folds_", suffix=".log")
+    os.write(fd, data)
+    os.close(fd)
+    print(f"failing input ({what}) saved to {path}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60)
@@ -137,6 +145,10 @@ def main(argv=None) -> int:
         twin += use_twin
         try:
             fast, slow = fold_log(bad), fold_log(bad, fast=False)
+        except Exception:
+            _save(bad, f"seed {seed} round {rounds} {name} {kind}")
+            raise
+        try:
             where = f"seed {seed} round {rounds} {name} {kind}"
             assert _state(fast) == _state(slow), f"folds disagree: {where}"
             assert len(fast.errors) == len(slow.errors), f"error counts differ: {where}"
@@ -159,6 +171,9 @@ def main(argv=None) -> int:
                     b = batches[lost]
                     without = data[:b.position] + data[b.position + b.size:]
                     assert _state(fast) == _state(fold_log(without)), f"corrupt batch folded: {where}"
+        except AssertionError:
+            _save(bad, f"{name} {kind} (twin: {use_twin})")
+            raise
         finally:
             _impl.records = native
         rounds += 1

@@ -214,14 +214,24 @@ def _bad(b: Any, n: int, pos: int, final: bool, max_len: int, bad: int,
     return nxt
 
 
-def _trust_length(b: Any, n: int, pos: int, end: int, final: bool, max_len: int) -> int:
+def _trust_length(b: Any, n: int, pos: int, end: int, final: bool, max_len: int,
+                  inside_ok: bool = False) -> int:
     """May the length of the batch / legacy entry b[pos:end], whose CRC fails, be trusted?
-    Only when readable data (or the end of the log) follows and nothing readable starts
-    inside it (1 yes, 0 no, -1 undecidable in this window)."""
+    Only when readable data (or the end of the log) follows and, unless ``inside_ok``, no
+    run of readable entries inside it ends exactly at ``end`` (1 yes, 0 no, -1 undecidable
+    in this window)."""
     pl = (1 if final else -1) if end == n else _plausible(b, n, end, final, max_len)
-    if pl > 0 and resync(b[:end], pos + 1, True, max_len) < end:
-        pl = 0
-    return pl
+    if pl <= 0 or inside_ok:
+        return pl
+    inner = b[:end]
+    q = resync(inner, pos + 1, True, max_len)
+    if q >= end:
+        return 1
+    # readable entries running exactly to end were swallowed by garbage; followed by
+    # something else (a compression trailer) they are a damaged wrapper's, verbatim
+    while q < end and _plausible(inner, end, q, True, max_len) == 1:
+        q += 12 + struct.unpack_from(">i", inner, q + 8)[0]
+    return 0 if q == end else 1
 
 
 def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_len: int,
@@ -242,7 +252,9 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
         comp = crc32(b[pos + 16:pos + total]) if verify_crc else crc
         e.update(crc=crc, computed_crc=comp, crc_ok=int(comp == crc))
         if comp != crc:
-            pl = _trust_length(b, n, pos, pos + total, final, max_len)
+            # a wrapper may hold its inner entries verbatim: its own layout vouches for it
+            layout_ok = _legacy_message(b, pos, pos + total, bidx)[0] is not None
+            pl = _trust_length(b, n, pos, pos + total, final, max_len, layout_ok)
             if pl < 0:
                 return None
             if pl == 0:

@@ -277,11 +277,12 @@ def _inflate_legacy(file: Optional[str], base: int, mv: Any, batches: np.ndarray
         verify_crc)
     inflated[i] = (raw, r)
     b["records_parsed"] = b["record_count"] = len(r)
-    if len(r) and not rst:
+    delta = wrapper - int(r["offset"][0]) if len(r) else -1
+    if not rst and 0 <= delta < 1 << 31:
         # Kafka's view of a wrapper: its base offset is the first inner record's, its last
-        # offset the wrapper's own.
+        # offset the wrapper's own (a span no batch can have leaves the wrapper's alone).
         b["base_offset"] = int(r["offset"][0])
-        b["last_offset_delta"] = wrapper - int(r["offset"][0])
+        b["last_offset_delta"] = delta
     if rst:
         b["status"] = rst if rst != 9 else 5
         b["error_field"] = field
