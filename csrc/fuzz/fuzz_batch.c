@@ -181,13 +181,7 @@ static void run_one(const uint8_t *data, size_t size)
 
 #ifdef KC_LIBFUZZER
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    run_one(data, size);
-    return 0;
-}
+#include "fuzz_main.h"    /* the libFuzzer hook; the driver below reads a corpus */
 
 #else
 

@@ -60,28 +60,30 @@ MIN_RECORD_SIZE = 7   # length, attributes, timestamp, offset, key, value, heade
 MIN_LEGACY_ENTRY = 26  # offset, size and the smallest (v0) message
 
 
-def crc32c(data, unsigned int crc=0):
-    """CRC-32C (Castagnoli) of ``data`` (any buffer), continuing from ``crc``."""
+ctypedef uint32_t (*crc_fn)(uint32_t crc, const uint8_t *buf, size_t len) nogil
+
+
+cdef uint32_t _crc(crc_fn fn, data, uint32_t crc):
     cdef const uint8_t[::1] v = memoryview(data).cast("B")
     cdef uint32_t r
     with nogil:
-        r = kc_crc32c(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+        r = fn(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
     return r
+
+
+def crc32c(data, unsigned int crc=0):
+    """CRC-32C (Castagnoli) of ``data`` (any buffer), continuing from ``crc``."""
+    return _crc(kc_crc32c, data, crc)
 
 
 def crc32(data, unsigned int crc=0):
     """CRC-32 (IEEE, zlib's) of ``data``, continuing from ``crc``: legacy messages' checksum."""
-    cdef const uint8_t[::1] v = memoryview(data).cast("B")
-    cdef uint32_t r
-    with nogil:
-        r = kc_crc32(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
-    return r
+    return _crc(kc_crc32, data, crc)
 
 
 def crc32c_portable(data, unsigned int crc=0):
     """CRC-32C through the portable table implementation (for tests)."""
-    cdef const uint8_t[::1] v = memoryview(data).cast("B")
-    return kc_crc32c_portable(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+    return _crc(kc_crc32c_portable, data, crc)
 
 
 def crc32c_hardware():
