@@ -1,4 +1,5 @@
-"""Read and write Kafka log segments: record batches (format v2) and their records.
+"""Read and write Kafka log segments: record batches (format v2) and their records, and
+the legacy message sets (magic 0/1, before Kafka 0.11) read into the same rows.
 
 Sources are a segment file (``00000000000000000000.log``), a snapshot
 (``*.checkpoint``, the same batch format), a directory of those (searched

@@ -1,4 +1,5 @@
-"""Read Kafka log segments: record batches (format v2) and their records.
+"""Read Kafka log segments: record batches (format v2) and their records, and the legacy
+message sets (magic 0/1) of segments written before Kafka 0.11, into the same rows.
 
 The scanner (C, or its Python twin) splits a window of the log into flat NumPy arrays of
 batch headers and record positions; compressed batches are inflated here and parsed the
