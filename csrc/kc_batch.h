@@ -32,9 +32,24 @@
 #define KC_BATCH_HEADER_SIZE 61
 #define KC_BATCH_OVERHEAD 12          /* baseOffset + batchLength */
 #define KC_BATCH_MIN_LENGTH 49        /* batchLength of a batch with no records */
-/* The log's length prefix of a legacy (magic 0/1) message set entry sits at the same
- * place; the smallest legacy message is 14 bytes (v0, null key and value). */
+/*
+ * Legacy message sets (magic 0 and 1, written before Kafka 0.11) share the log's
+ * offset + size prefix.  One entry (big-endian):
+ *    0 offset int64            8 size int32 (bytes after this field)
+ *   12 crc uint32 (CRC-32, IEEE, of bytes 16..end)
+ *   16 magic int8             17 attributes int8: bits 0-2 compression (0 none,
+ *      1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (LogAppendTime; magic 1)
+ *   18 timestamp int64 (magic 1 only), then keyLength int32 (-1 null), key,
+ *      valueLength int32 (-1 null), value.
+ * An uncompressed entry is one record.  A compressed one wraps a whole inner
+ * message set compressed in its value: the caller inflates it and parses it with
+ * kc_legacy_parse.  Inner offsets are absolute under a magic 0 wrapper and
+ * relative under magic 1 (the wrapper holds the last inner record's offset).
+ * The smallest message is 14 bytes (v0, null key and value), 22 for v1.
+ */
 #define KC_LEGACY_MIN_LENGTH 14
+#define KC_LEGACY_V1_MIN_LENGTH 22
+#define KC_LEGACY_OVERHEAD 12         /* offset + size, as KC_BATCH_OVERHEAD */
 
 /* Batch / record conditions (kc_batch.status, kc_scan stop reasons); KC_OK from
  * kc_status.h.  The numbers are stored in BATCH_DTYPE and mirrored by the Python twin. */
@@ -103,7 +118,8 @@ typedef struct {
 enum {
     KC_RF_NONE = 0, KC_RF_LENGTH, KC_RF_ATTRIBUTES, KC_RF_TIMESTAMP, KC_RF_OFFSET,
     KC_RF_KEY, KC_RF_VALUE, KC_RF_HEADERS, KC_RF_HEADER_KEY, KC_RF_HEADER_VALUE,
-    KC_RF_SIZE
+    KC_RF_SIZE,
+    KC_RF_CRC, KC_RF_MAGIC     /* legacy inner messages: their CRC-32 / magic */
 };
 
 /* Decode the 61-byte header at buf (len >= 61 bytes available).  Fills every
@@ -138,14 +154,39 @@ int kc_headers_parse(const uint8_t *buf, size_t len, size_t pos, int32_t count,
  * A batch whose length cannot be trusted is reported with KC_ST_BAD_LENGTH and
  * the scan resynchronises on the next position holding a plausible batch
  * header with a valid CRC (or stops at the end of the window).
+ * Legacy entries (magic 0/1) become batch rows too (magic 0/1, crc = CRC-32,
+ * producer fields -1): an uncompressed one holds its one record, a compressed one
+ * is KC_ST_COMPRESSED (see kc_legacy_parse).  A legacy entry whose CRC-32 fails
+ * is trusted for its length only when readable data (or the end of the log)
+ * follows it; otherwise it is garbage that looks like one, and the scan resyncs.
  */
 size_t kc_scan(const uint8_t *buf, size_t len, int verify_crc, int final,
                int64_t max_batch_length,
                kc_batch *batches, size_t max_batches, size_t *n_batches,
                kc_record *recs, size_t max_recs, size_t *n_recs);
 
-/* The next position >= from where a plausible v2 batch starts: magic 2, sane
- * length and, when the batch lies inside the window, a valid CRC.  When not
+/* CRC-32 (IEEE 802.3, zlib's) of buf[0..len), continuing from crc: legacy messages. */
+uint32_t kc_crc32(uint32_t crc, const uint8_t *buf, size_t len);
+
+/*
+ * Parse the inner message set of a compressed legacy wrapper (its inflated value,
+ * buf[0..len)) into recs[0..max_recs), as Kafka's deep iterator reads it: every
+ * entry whole, of magic 0 or 1, uncompressed, with a valid CRC-32 when verify_crc;
+ * at least one entry.  Offsets become absolute (wrapper_magic 1: wrapper_offset -
+ * last relative offset + relative offset, or the relative offset when the wrapper
+ * says 0); inner magic 1 records take wrapper_timestamp when log_append_time.
+ * Returns the records written; *status KC_OK, KC_ST_BAD_RECORDS (*field, *err_pos)
+ * or KC_ST_FULL.
+ */
+int64_t kc_legacy_parse(const uint8_t *buf, size_t len, int wrapper_magic,
+                        int64_t wrapper_offset, int64_t wrapper_timestamp,
+                        int log_append_time, int verify_crc, int32_t batch_index,
+                        kc_record *recs, size_t max_recs, int *status, int *field,
+                        size_t *err_pos);
+
+/* The next position >= from where a plausible v2 batch (magic 2, sane length and,
+ * when the batch lies inside the window, a valid CRC-32C) or legacy message (magic
+ * 0/1, sane size and codec, a valid CRC-32 when inside the window) starts.  When not
  * final, a position whose header the window cannot show yet also stops the
  * search (the caller decides it with more data).  Returns len when none. */
 size_t kc_resync(const uint8_t *buf, size_t len, size_t from, int final,

@@ -3,8 +3,10 @@
 Builds csrc/kc_engine.c and csrc/kc_columns.c with csrc/fuzz/fuzz_engine.c (a standalone mutation driver, also a
 libFuzzer target) and runs it for a few seconds over the shared vectors, truncated and
 mutated, against real programs dumped from kcodec._program; and the assignors
-(csrc/kc_assign_*.c) with csrc/fuzz/fuzz_assign.c over random groups.  KCODEC_FUZZ_SECONDS
-sets each run's duration (default 5).
+(csrc/kc_assign_*.c) with csrc/fuzz/fuzz_assign.c over random groups; and the log scanner
+(csrc/kc_batch.c, csrc/kc_crc32c.c) with csrc/fuzz/fuzz_batch.c over corrupted copies of
+fixture segments, record batches and legacy message sets.  KCODEC_FUZZ_SECONDS sets each
+run's duration (default 5).
 """
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def _compile(args, cwd):
 
 
 @pytest.mark.parametrize("src", ["kc_engine.c", "kc_columns.c", "kc_batch.c", "fuzz/fuzz_engine.c", "kc_assign_common.c", "kc_assign_range.c",
-                                 "kc_assign_sticky.c", "fuzz/fuzz_assign.c"])
+                                 "kc_assign_sticky.c", "fuzz/fuzz_assign.c",
+                                 "kc_crc32c.c", "fuzz/fuzz_batch.c"])
 def test_c99_warning_free(src, tmp_path):
     _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
               "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
@@ -94,3 +97,39 @@ def test_fuzz_assign_asan(tmp_path):
     _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_assign_*.c"))]
              + [str(CSRC / "fuzz" / "fuzz_assign.c"), "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, [SECONDS, "4242"], tmp_path)
+
+
+def batch_corpus() -> str:
+    """Log bytes for the scanner's fuzzer, one hex segment a line: the fixture segments
+    (their first 64 KiB), record batches, and legacy message sets of every codec."""
+    from kcodec import log
+    from ._shared import fixtures_dir
+    out = []
+    seg = fixtures_dir() / "consumer_offsets" / "segments"
+    if seg.exists():
+        out += [open(p, "rb").read()[:1 << 16].hex() for p in log.log_files(str(seg))]
+    recs = [(b"k%d" % i, b"v" * i) for i in range(5)]
+    out.append((log.encode_batch(recs) + log.encode_control_batch(True, base_offset=5,
+                                                                   producer_id=1, producer_epoch=0)).hex())
+    try:
+        import cramjam  # noqa: F401
+        codecs = [0, 1, 2, 3]
+    except ImportError:
+        codecs = [0]
+    for magic in (0, 1):
+        for codec in codecs:
+            out.append(log.encode_message_set(recs, magic=magic, compression=codec,
+                                              timestamps=[5] * 5).hex())
+    return "\n".join(out) + "\n"
+
+
+def test_fuzz_batch_asan(tmp_path):
+    """Corrupted segments (flips, garbage shaped like legacy entries, cuts, zeroed
+    stretches, splices) through every scanner entry point the binding calls."""
+    if not _sanitizer_works(tmp_path):
+        pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
+    (tmp_path / "corpus.txt").write_text(batch_corpus())
+    exe = tmp_path / "fuzz_batch"
+    _compile(SANITIZE + [str(CSRC / "kc_batch.c"), str(CSRC / "kc_crc32c.c"),
+                         str(CSRC / "fuzz" / "fuzz_batch.c"), "-o", str(exe)], tmp_path)
+    _run_fuzzer(exe, ["corpus.txt", SECONDS, "20261123"], tmp_path)

@@ -7,6 +7,7 @@ import io
 import os
 import random
 import struct
+import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -273,14 +274,20 @@ def test_record_count_mismatch():
     assert b.error.reason == "record_count_mismatch" and len(b.records) == 2
 
 
-def test_legacy_magic_skipped():
+def test_legacy_message_read_or_reported():
     # a magic v1 message: offset, size, crc, magic 1, attributes, timestamp, key, value
     body = struct.pack(">bbqi", 1, 0, 0, -1) + struct.pack(">i", 1) + b"x"
-    legacy = struct.pack(">qi", 0, len(body) + 4) + struct.pack(">I", 0) + body
+    legacy = struct.pack(">qi", 0, len(body) + 4) + struct.pack(">I", zlib.crc32(body)) + body
     a, b, c = _three()
     batches = list(KR.iter_batches(legacy + a))
-    assert batches[0].error.reason == "bad_magic" and "legacy" in batches[0].error.message
+    assert batches[0].error is None and batches[0].magic == 1
+    assert [(r.offset, r.key, r.value) for r in batches[0].records] == [(0, None, b"x")]
     assert batches[1].error is None
+    # its CRC-32 wrong: reported, never read, and the batch after it still is
+    bad = legacy[:12] + struct.pack(">I", 0) + legacy[16:]
+    batches = list(KR.iter_batches(bad + a))
+    assert batches[0].error.reason == "bad_crc" and "CRC-32 " in batches[0].error.message
+    assert batches[1].error is None and batches[1].position == len(bad)
 
 
 def test_fuzz_never_crashes():

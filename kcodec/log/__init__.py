@@ -1,4 +1,5 @@
-"""Read and write Kafka log segments: record batches (format v2) and their records.
+"""Read and write Kafka log segments: record batches (format v2) and their records, and
+the legacy message sets (magic 0/1, before Kafka 0.11) read into the same rows.
 
 Sources are a segment file (``00000000000000000000.log``), a snapshot
 (``*.checkpoint``, the same batch format), a directory of those (searched
@@ -40,7 +41,7 @@ from .compression import DEFAULT_MAX_INFLATED, compress, decompress
 from .control import CONTROL_TYPES, ControlRecord, parse_control_record
 from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, Chunk, Limits, iter_batches, iter_chunks,
                      iter_columns, iter_records, log_files, read_columns)
-from .writer import encode_batch, encode_control_batch
+from .writer import encode_batch, encode_control_batch, encode_message_set
 
 
 def slices(buffer: Any, positions: Any, lengths: Any) -> List[Optional[bytes]]:
@@ -52,5 +53,6 @@ __all__ = [
     "Record", "RecordBatch", "BatchError", "ControlRecord", "Source", "Chunk",
     "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files", "slices",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
+    "encode_message_set",
     "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",
 ]

@@ -39,6 +39,12 @@ cdef extern from "kc_batch.h":
                          kc_header *out) nogil
     size_t kc_resync(const uint8_t *buf, size_t len, size_t start, int final,
                      int64_t max_batch_length) nogil
+    uint32_t kc_crc32(uint32_t crc, const uint8_t *buf, size_t len) nogil
+    int64_t kc_legacy_parse(const uint8_t *buf, size_t len, int wrapper_magic,
+                            int64_t wrapper_offset, int64_t wrapper_timestamp,
+                            int log_append_time, int verify_crc, int32_t batch_index,
+                            kc_record *recs, size_t max_recs, int *status, int *field,
+                            size_t *err_pos) nogil
 
 from kcodec.log._dtypes import BATCH_DTYPE, RECORD_DTYPE
 
@@ -51,21 +57,33 @@ assert BATCH_DTYPE.itemsize == sizeof(kc_batch), (BATCH_DTYPE.itemsize, sizeof(k
 assert RECORD_DTYPE.itemsize == sizeof(kc_record), (RECORD_DTYPE.itemsize, sizeof(kc_record))
 
 MIN_RECORD_SIZE = 7   # length, attributes, timestamp, offset, key, value, header count
+MIN_LEGACY_ENTRY = 26  # offset, size and the smallest (v0) message
+
+
+ctypedef uint32_t (*crc_fn)(uint32_t crc, const uint8_t *buf, size_t len) nogil
+
+
+cdef uint32_t _crc(crc_fn fn, data, uint32_t crc):
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef uint32_t r
+    with nogil:
+        r = fn(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+    return r
 
 
 def crc32c(data, unsigned int crc=0):
     """CRC-32C (Castagnoli) of ``data`` (any buffer), continuing from ``crc``."""
-    cdef const uint8_t[::1] v = memoryview(data).cast("B")
-    cdef uint32_t r
-    with nogil:
-        r = kc_crc32c(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
-    return r
+    return _crc(kc_crc32c, data, crc)
+
+
+def crc32(data, unsigned int crc=0):
+    """CRC-32 (IEEE, zlib's) of ``data``, continuing from ``crc``: legacy messages' checksum."""
+    return _crc(kc_crc32, data, crc)
 
 
 def crc32c_portable(data, unsigned int crc=0):
     """CRC-32C through the portable table implementation (for tests)."""
-    cdef const uint8_t[::1] v = memoryview(data).cast("B")
-    return kc_crc32c_portable(crc, &v[0] if v.shape[0] else NULL, <size_t>v.shape[0])
+    return _crc(kc_crc32c_portable, data, crc)
 
 
 def crc32c_hardware():
@@ -86,7 +104,8 @@ def scan(data, bint verify_crc=True, bint final=True, long long max_batch_length
     cdef size_t n = <size_t>v.shape[0]
     if n == 0:
         return 0, np.empty(0, BATCH_DTYPE), np.empty(0, RECORD_DTYPE)
-    cdef size_t cap_b = max_batches if max_batches > 0 else n // 61 + 8
+    # a legacy entry can be as small as 26 bytes (np.empty leaves untouched pages unmapped)
+    cdef size_t cap_b = max_batches if max_batches > 0 else n // MIN_LEGACY_ENTRY + 8
     # Sized for typical records (>= 24 bytes each); when records are smaller the scan
     # stops early and the caller scans the rest, so memory stays proportional to n.
     cdef size_t cap_r = n // 24 + 64
@@ -135,6 +154,28 @@ def parse_records(data, int count, long long base_offset, long long base_timesta
     if log_append_time is not None:
         out["timestamp"] = log_append_time
     return out, st, field, err_pos
+
+
+def parse_legacy(data, int magic, long long offset, long long timestamp, bint log_append_time,
+                 int batch_index=0, bint verify_crc=True):
+    """Parse the inner message set of a compressed legacy wrapper (its inflated value):
+    ``magic``, ``offset`` and ``timestamp`` are the wrapper's.
+
+    Returns ``(records, status, field, error_position)`` as :func:`parse_records`.
+    """
+    cdef const uint8_t[::1] v = memoryview(data).cast("B")
+    cdef size_t n = <size_t>v.shape[0]
+    cdef size_t cap = n // 26 + 1        # MIN_LEGACY_ENTRY
+    records = np.empty(cap, RECORD_DTYPE)
+    cdef kc_record *rp = <kc_record *><size_t>records.ctypes.data
+    cdef int st = 0, field = 0
+    cdef size_t err_pos = 0
+    cdef int64_t got
+    with nogil:
+        got = kc_legacy_parse(&v[0] if n else NULL, n, magic, offset, timestamp, log_append_time,
+                              verify_crc, batch_index, rp, cap, &st, &field,
+                              &err_pos)
+    return records[:got].copy(), st, field, err_pos
 
 
 def parse_headers(data, long long pos, int count):

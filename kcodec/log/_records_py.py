@@ -5,14 +5,18 @@ the reader's suite on both."""
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ._dtypes import BATCH_DTYPE, RECORD_DTYPE
 
-__all__ = ["BATCH_DTYPE", "RECORD_DTYPE", "crc32c", "crc32c_portable", "crc32c_hardware", "scan",
-           "resync", "parse_records", "parse_headers", "slices"]
+__all__ = ["BATCH_DTYPE", "RECORD_DTYPE", "crc32c", "crc32c_portable", "crc32c_hardware", "crc32",
+           "scan", "resync", "parse_records", "parse_legacy", "parse_headers", "slices"]
+
+MIN_RECORD_SIZE = 7
+MIN_LEGACY_ENTRY = 26
 
 _TABLE: List[int] = []
 
@@ -40,6 +44,10 @@ crc32c_portable = crc32c
 
 def crc32c_hardware() -> bool:
     return False
+
+
+def crc32(data: Any, crc: int = 0) -> int:
+    return zlib.crc32(bytes(data), crc)
 
 
 def _varint(b: Any, pos: int, end: int, limit: int) -> Tuple[Optional[int], int]:
@@ -119,11 +127,35 @@ def _header(b: Any, p: int) -> Dict[str, int]:
                 base_sequence=f[11], record_count=f[12])
 
 
+def _legacy_min(magic: int) -> int:
+    return 22 if magic else 14
+
+
+def _legacy_plausible(b: Any, n: int, p: int, final: bool, max_len: int) -> int:
+    magic = b[p + 16]
+    size = struct.unpack_from(">i", b, p + 8)[0]
+    if size < _legacy_min(magic) or size > max_len:
+        return 0
+    if n - p < 18:
+        return 0 if final else -1
+    if (b[p + 17] & 7) > 3:
+        return 0
+    if 12 + size > n - p:
+        return 0 if final else -1
+    return int(crc32(b[p + 16:p + 12 + size]) == struct.unpack_from(">I", b, p + 12)[0])
+
+
 def _plausible(b: Any, n: int, p: int, final: bool, max_len: int) -> int:
+    if n - p <= 16:
+        return 0 if final else -1
+    if b[p + 16] < 2:
+        return _legacy_plausible(b, n, p, final, max_len)
+    if b[p + 16] != 2:
+        return 0
     if n - p < 61:
         return 0 if final else -1
     blen = struct.unpack_from(">i", b, p + 8)[0]
-    if b[p + 16] != 2 or blen < 49 or blen > max_len:
+    if blen < 49 or blen > max_len:
         return 0
     if (struct.unpack_from(">h", b, p + 21)[0] & 7) > 4:
         return 0
@@ -136,11 +168,118 @@ def resync(data: Any, start: int, final: bool = True, max_batch_length: int = 1 
     b = memoryview(data).cast("B")
     n = len(b)
     for p in range(start, n):
-        if n - p > 16 and b[p + 16] != 2:
+        if n - p > 16 and b[p + 16] > 2:
             continue
         if _plausible(b, n, p, final, max_batch_length) != 0:
             return p
     return n
+
+
+def _legacy_message(b: Any, p: int, end: int, bidx: int) -> Tuple[Optional[Tuple[int, ...]], int]:
+    """The record of the legacy entry b[p:end], or (None, failing field)."""
+    magic, attr = b[p + 16], b[p + 17]
+    pos = p + 18
+    ts = -1
+    if magic == 1:
+        ts = struct.unpack_from(">q", b, pos)[0]
+        pos += 8
+    kv = []
+    for fld in (5, 6):
+        if end - pos < 4:
+            return None, fld
+        ln = struct.unpack_from(">i", b, pos)[0]
+        pos += 4
+        if ln < -1 or (ln > 0 and ln > end - pos):
+            return None, fld
+        kv.append((pos, ln))
+        pos += max(ln, 0)
+    if pos != end:
+        return None, 10
+    off = struct.unpack_from(">q", b, p)[0]
+    return (off, ts, kv[0][0], kv[1][0], pos, kv[0][1], kv[1][1], 0, end - p - 12, attr, bidx), 0
+
+
+def _bad(b: Any, n: int, pos: int, final: bool, max_len: int, bad: int,
+         e: Dict[str, Any]) -> Optional[int]:
+    """Unreadable bytes from pos: where readable data starts again (None: the window
+    cannot tell)."""
+    nxt = resync(b, pos + 1, final, max_len)
+    if not final and nxt >= n:
+        nxt = n - 61 if n > 61 else 0
+        if nxt <= pos:
+            return None
+    if bad == 7 and nxt < n:
+        bad = 3
+    e.update(status=bad, next_position=nxt)
+    return nxt
+
+
+def _trust_length(b: Any, n: int, pos: int, end: int, final: bool, max_len: int,
+                  inside_ok: bool = False) -> int:
+    """May the length of the batch / legacy entry b[pos:end], whose CRC fails, be trusted?
+    Only when readable data (or the end of the log) follows and, unless ``inside_ok``, no
+    run of readable entries inside it ends exactly at ``end`` (1 yes, 0 no, -1 undecidable
+    in this window)."""
+    pl = (1 if final else -1) if end == n else _plausible(b, n, end, final, max_len)
+    if pl <= 0 or inside_ok:
+        return pl
+    inner = b[:end]
+    q = resync(inner, pos + 1, True, max_len)
+    if q >= end:
+        return 1
+    # readable entries running exactly to end were swallowed by garbage; followed by
+    # something else (a compression trailer) they are a damaged wrapper's, verbatim
+    while q < end and _plausible(inner, end, q, True, max_len) == 1:
+        q += 12 + struct.unpack_from(">i", inner, q + 8)[0]
+    return 0 if q == end else 1
+
+
+def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_len: int,
+                 e: Dict[str, Any], bidx: int, recs: List[Tuple[int, ...]]) -> Optional[int]:
+    magic = b[pos + 16]
+    off, size = struct.unpack_from(">qi", b, pos)
+    e.update(base_offset=off, batch_length=size, magic=magic)
+    bad = 0
+    if size < _legacy_min(magic) or size > max_len:
+        bad = 4
+    elif size + 12 > n - pos:
+        if not final:
+            return None
+        bad = 7
+    else:
+        total = 12 + size
+        crc = struct.unpack_from(">I", b, pos + 12)[0]
+        comp = crc32(b[pos + 16:pos + total]) if verify_crc else crc
+        e.update(crc=crc, computed_crc=comp, crc_ok=int(comp == crc))
+        if comp != crc:
+            # a wrapper may hold its inner entries verbatim: its own layout vouches for it
+            layout_ok = _legacy_message(b, pos, pos + total, bidx)[0] is not None
+            pl = _trust_length(b, n, pos, pos + total, final, max_len, layout_ok)
+            if pl < 0:
+                return None
+            if pl == 0:
+                bad = 3
+        if not bad:
+            attr = b[pos + 17]
+            ts = struct.unpack_from(">q", b, pos + 18)[0] if magic else -1
+            e.update(attributes=attr & (0x0F if magic else 0x07), base_timestamp=ts,
+                     max_timestamp=ts, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                     partition_leader_epoch=-1, next_position=pos + total)
+            if attr & 7 == 0:
+                rec, fld = _legacy_message(b, pos, pos + total, bidx)
+                e["record_count"] = 1
+                if rec is None:
+                    e.update(status=5, error_field=fld)
+                else:
+                    recs.append(rec)
+                    e["records_parsed"] = 1
+            else:
+                e["status"] = 1 if attr & 7 <= 3 else 6
+                rec, fld = _legacy_message(b, pos, pos + total, bidx)
+                if rec is None:
+                    e.update(status=5, error_field=fld)
+            return pos + total
+    return _bad(b, n, pos, final, max_len, bad, e)
 
 
 def scan(data: Any, verify_crc: bool = True, final: bool = True,
@@ -153,6 +292,14 @@ def scan(data: Any, verify_crc: bool = True, final: bool = True,
     while pos < n:
         rem = n - pos
         e: Dict[str, Any] = {"position": pos, "first_record": len(recs)}
+        if rem > 16 and b[pos + 16] < 2:
+            nxt = _scan_legacy(b, n, pos, verify_crc, final, max_batch_length, e, len(batches),
+                               recs)
+            if nxt is None:
+                break
+            batches.append(e)
+            pos = nxt
+            continue
         if rem < 61:
             if not final:
                 break
@@ -168,18 +315,7 @@ def scan(data: Any, verify_crc: bool = True, final: bool = True,
         blen = e["batch_length"]
         bad = 0
         if e["magic"] != 2:
-            if e["magic"] in (0, 1) and 14 <= blen <= max_batch_length:
-                if blen + 12 > rem:
-                    if not final:
-                        break
-                    bad = 7
-                else:
-                    e.update(status=4, next_position=pos + 12 + blen)
-                    batches.append(e)
-                    pos += 12 + blen
-                    continue
-            else:
-                bad = 4
+            bad = 4
         elif blen < 49 or blen > max_batch_length:
             bad = 3
         elif blen + 12 > rem:
@@ -187,14 +323,9 @@ def scan(data: Any, verify_crc: bool = True, final: bool = True,
                 break
             bad = 7
         if bad:
-            nxt = resync(b, pos + 1, final, max_batch_length)
-            if not final and nxt >= n:
-                nxt = n - 61 if n > 61 else 0
-                if nxt <= pos:
-                    break
-            if bad == 7 and nxt < n:
-                bad = 3
-            e.update(status=bad, next_position=nxt)
+            nxt = _bad(b, n, pos, final, max_batch_length, bad, e)
+            if nxt is None:
+                break
             batches.append(e)
             pos = nxt
             continue
@@ -204,6 +335,17 @@ def scan(data: Any, verify_crc: bool = True, final: bool = True,
             e["crc_ok"] = int(e["computed_crc"] == e["crc"])
         else:
             e["computed_crc"], e["crc_ok"] = e["crc"], 1
+        if not e["crc_ok"]:
+            pl = _trust_length(b, n, pos, pos + total, final, max_batch_length)
+            if pl < 0:
+                break
+            if pl == 0:
+                nxt = _bad(b, n, pos, final, max_batch_length, 3, e)
+                if nxt is None:
+                    break
+                batches.append(e)
+                pos = nxt
+                continue
         e["next_position"] = pos + total
         codec = e["attributes"] & 7
         if codec == 0:
@@ -238,6 +380,51 @@ def parse_records(data: Any, count: int, base_offset: int, base_timestamp: int,
     if log_append_time is not None:
         arr["timestamp"] = log_append_time
     return arr, st, fld, ep
+
+
+def parse_legacy(data: Any, magic: int, offset: int, timestamp: int, log_append_time: bool,
+                 batch_index: int = 0, verify_crc: bool = True) -> Tuple[np.ndarray, int, int, int]:
+    b = memoryview(data).cast("B")
+    n = len(b)
+    out: List[Tuple[int, ...]] = []
+
+    def done(st: int, fld: int, ep: int) -> Tuple[np.ndarray, int, int, int]:
+        arr = np.array(out, dtype=RECORD_DTYPE) if out else np.empty(0, RECORD_DTYPE)
+        return arr, st, fld, ep
+
+    pos = 0
+    while pos < n:
+        if n - pos < 26:
+            return done(5, 1, pos)
+        size = struct.unpack_from(">i", b, pos + 8)[0]
+        m = b[pos + 16]
+        if m > 1:
+            return done(5, 12, pos)
+        if size < _legacy_min(m) or size > n - pos - 12:
+            return done(5, 10, pos)
+        end = pos + 12 + size
+        if verify_crc and crc32(b[pos + 16:end]) != struct.unpack_from(">I", b, pos + 12)[0]:
+            return done(5, 11, pos)
+        if b[pos + 17] & 7:
+            return done(5, 2, pos)
+        rec, fld = _legacy_message(b, pos, end, batch_index)
+        if rec is None:
+            return done(5, fld, pos)
+        if m == 1 and log_append_time:
+            rec = rec[:1] + (timestamp,) + rec[2:]
+        out.append(rec)
+        pos = end
+    if not out:
+        return done(5, 1, 0)
+    if magic == 1:
+        last = out[-1][0]
+        base = 0
+        if offset != 0:
+            if offset < last:
+                return done(5, 4, 0)
+            base = offset - last
+        out = [((r[0] + base + (1 << 63)) % (1 << 64) - (1 << 63),) + r[1:] for r in out]
+    return done(0, 0, 0)
 
 
 def parse_headers(data: Any, pos: int, count: int) -> List[Tuple[str, Optional[bytes]]]:

@@ -1,4 +1,5 @@
-"""Read Kafka log segments: record batches (format v2) and their records.
+"""Read Kafka log segments: record batches (format v2) and their records, and the legacy
+message sets (magic 0/1) of segments written before Kafka 0.11, into the same rows.
 
 The scanner (C, or its Python twin) splits a window of the log into flat NumPy arrays of
 batch headers and record positions; compressed batches are inflated here and parsed the
@@ -28,7 +29,7 @@ _STATUS = {
     6: "unknown_compression", 7: "truncated", 8: "record_count_mismatch", 9: "too_many_records",
 }
 _FIELDS = ["", "length", "attributes", "timestampDelta", "offsetDelta", "key", "value",
-           "headers", "header key", "header value", "record size"]
+           "headers", "header key", "header value", "record size", "crc", "magic"]
 
 DEFAULT_CHUNK = 8 << 20            # bytes read per step
 DEFAULT_MAX_BATCH = 1 << 30        # a batchLength above this is taken as corruption
@@ -112,6 +113,10 @@ def _zero_padding(data: Any, b: Any) -> bool:
     return not np.frombuffer(data, np.uint8, end - start, start).any()
 
 
+def _crc_name(b: Any) -> str:
+    return "CRC-32C" if int(b["magic"]) == 2 else "CRC-32"
+
+
 def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optional[BatchError]:
     st = int(b["status"])
     if st in (3, 4, 7) and data is not None and _zero_padding(data, b):
@@ -122,16 +127,23 @@ def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optio
     if st == 0 or st == 1:
         if not b["crc_ok"]:
             return _batch_error(file, b, base, "bad_crc",
-                                f"CRC-32C mismatch: stored {int(b['crc'])}, "
+                                f"{_crc_name(b)} mismatch: stored {int(b['crc'])}, "
                                 f"computed {int(b['computed_crc'])}")
         return None
     reason = _STATUS.get(st, f"status_{st}")
-    if st == 3:
+    if st == 3 and int(b["computed_crc"]) not in (0, int(b["crc"])):   # its CRC was computed
+        msg = (f"{'legacy message' if int(b['magic']) in (0, 1) else 'batch'} with a "
+               f"{_crc_name(b)} mismatch (stored {int(b['crc'])}, computed "
+               f"{int(b['computed_crc'])}) and no readable data where its length ends; "
+               "skipped to the next readable batch")
+    elif st == 3:
         msg = f"batchLength {int(b['batch_length'])} is impossible here; skipped to the next readable batch"
     elif st == 4:
-        msg = f"magic {int(b['magic'])} is not record batch format v2"
         if int(b["magic"]) in (0, 1):
-            msg += " (legacy message set, skipped)"
+            msg = (f"legacy message size {int(b['batch_length'])} is impossible here; skipped to "
+                   "the next readable batch")
+        else:
+            msg = f"magic {int(b['magic'])} is not a record format Kafka wrote"
     elif st == 5:
         msg = f"record {int(b['records_parsed'])} does not parse (field {_FIELDS[int(b['error_field'])]})"
     elif st == 6:
@@ -147,7 +159,7 @@ def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optio
     if not b["crc_ok"] and st in (5, 8):
         # The CRC is the cause: the records are damaged bytes.
         return _batch_error(file, b, base, "bad_crc",
-                            f"CRC-32C mismatch: stored {int(b['crc'])}, computed "
+                            f"{_crc_name(b)} mismatch: stored {int(b['crc'])}, computed "
                             f"{int(b['computed_crc'])}; {reason}: {msg}")
     return _batch_error(file, b, base, reason, msg)
 
@@ -164,7 +176,11 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
     for i in todo:
         b = batches[i]
         st = int(b["status"])
-        if st == 1:
+        if st == 1 and int(b["magic"]) < 2:
+            _inflate_legacy(file, base, mv, batches, i, verify_crc, limits, inflated, errors)
+            if i in errors:
+                continue
+        elif st == 1:
             start = int(b["position"]) + 61
             end = int(b["position"]) + 12 + int(b["batch_length"])
             log_append = int(b["max_timestamp"]) if int(b["attributes"]) & 0x08 else None
@@ -187,6 +203,90 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
         if err is not None:
             errors[i] = err
     return consumed, Chunk(file, base, data, batches, recs, inflated, errors)
+
+
+def _legacy_value(mv: Any, pos: int) -> Optional[Tuple[int, int]]:
+    """Where the value of the legacy entry at ``pos`` (already parsed by the scanner) is:
+    ``(start, end)``, None for a null value."""
+    p = pos + 18 + (8 if mv[pos + 16] == 1 else 0)
+    (klen,) = struct.unpack_from(">i", mv, p)
+    p += 4 + max(klen, 0)
+    (vlen,) = struct.unpack_from(">i", mv, p)     # the scanner checked both lengths
+    return None if vlen < 0 else (p + 4, p + 4 + vlen)
+
+
+def _xxh32_short(data: bytes) -> int:
+    """XXH32 (seed 0) of fewer than 16 bytes: an LZ4 frame descriptor's checksum."""
+    m = 0xFFFFFFFF
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+    h = (p5 + len(data)) & m
+    i = 0
+    while i + 4 <= len(data):
+        h = rotl((h + int.from_bytes(data[i:i + 4], "little") * p3) & m, 17) * p4 & m
+        i += 4
+    for x in data[i:]:
+        h = rotl((h + x * p5) & m, 11) * p1 & m
+    h ^= h >> 15
+    h = h * p2 & m
+    h ^= h >> 13
+    h = h * p3 & m
+    return h ^ (h >> 16)
+
+
+def _lz4_descriptor_fixed(raw: bytes) -> bytes:
+    """Kafka before 0.10 wrote the LZ4 frame descriptor's checksum over the frame magic too
+    (KAFKA-3160) and ignores it for magic 0: put the correct one in so the codec reads it."""
+    if len(raw) < 7 or raw[:4] != b"\x04\x22\x4d\x18":
+        return raw
+    flg = raw[4]
+    n = 2 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)   # FLG, BD, content size, dict id
+    if len(raw) < 5 + n:
+        return raw
+    hc = (_xxh32_short(raw[4:4 + n]) >> 8) & 0xFF
+    return raw[:4 + n] + bytes([hc]) + raw[5 + n:]
+
+
+def _inflate_legacy(file: Optional[str], base: int, mv: Any, batches: np.ndarray, i: int,
+                    verify_crc: bool, limits: Limits, inflated: Dict[int, Tuple[bytes, np.ndarray]],
+                    errors: Dict[int, BatchError]) -> None:
+    """Inflate a compressed legacy wrapper and parse its inner message set into ``inflated``
+    (failures into ``errors``)."""
+    b = batches[i]
+    magic, attrs = int(b["magic"]), int(b["attributes"])
+    codec = attrs & 7
+    crc_note = "" if b["crc_ok"] else "; CRC-32 mismatch"
+    where = _legacy_value(mv, int(b["position"]))
+    if where is None:
+        errors[i] = _batch_error(file, b, base, "bad_records",
+                                 "compressed legacy message with a null value" + crc_note)
+        return
+    value = bytes(mv[where[0]:where[1]])
+    if codec == 3 and magic == 0:
+        value = _lz4_descriptor_fixed(value)
+    try:
+        raw = decompress(codec, value, limits.max_inflated_size)
+    except Exception as e:  # any codec failure is a corrupt batch, reported
+        errors[i] = _batch_error(file, b, base, "decompression_failed",
+                                 f"{COMPRESSION_NAMES[codec]}: {e}" + crc_note)
+        return
+    wrapper = int(b["base_offset"])
+    r, rst, field, _ = _impl.records.parse_legacy(
+        raw, magic, wrapper, int(b["base_timestamp"]), bool(magic == 1 and attrs & 0x08), i,
+        verify_crc)
+    inflated[i] = (raw, r)
+    b["records_parsed"] = b["record_count"] = len(r)
+    delta = wrapper - int(r["offset"][0]) if len(r) else -1
+    if not rst and 0 <= delta < 1 << 31:
+        # Kafka's view of a wrapper: its base offset is the first inner record's, its last
+        # offset the wrapper's own (a span no batch can have leaves the wrapper's alone).
+        b["base_offset"] = int(r["offset"][0])
+        b["last_offset_delta"] = delta
+    if rst:
+        b["status"] = rst if rst != 9 else 5
+        b["error_field"] = field
 
 
 def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk]:

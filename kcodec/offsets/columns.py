@@ -268,8 +268,10 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                     res[k] = (_pa.concat_arrays(v) if _pa is not None else [x for p in v for x in p])
                 else:
                     res[k] = np.concatenate(v)
-            # compressed batches' records come after the window's: restore log order
-            order = np.argsort(res["offset"], kind="stable")
+            # compressed batches' records come after the window's: restore log order (by
+            # batch, not by offset: offsets are not under the CRC and may run backwards)
+            order = np.argsort(np.concatenate([recs["batch_index"] for recs, _, _ in outs]),
+                               kind="stable")
             if not np.all(order[:-1] < order[1:]) if len(order) > 1 else False:
                 inv = np.empty_like(order)
                 inv[order] = np.arange(len(order))
