@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import uuid
-from typing import Any, Dict, Iterator, List, Optional, TextIO
+from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
@@ -232,8 +232,9 @@ class _CorruptInput(Exception):
     """--strict: the first corrupt batch ends the command."""
 
 
-def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -> Iterator[Dict[str, Any]]:
-    """iter_offset_columns over the files, advancing the progress bar per chunk."""
+def _file_columns(paths: List[str], progress: Optional[bool],
+                  strict: bool = False) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """(file, iter_offset_columns chunk) over the files, advancing the progress bar per chunk."""
     from .columns import iter_offset_columns
     files = _files(paths)
     sizes = {f: _size(f) for f in files}
@@ -244,34 +245,25 @@ def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -
             for cols in iter_offset_columns(_source(path)):
                 if cols["errors"] and strict:
                     raise _CorruptInput(cols["errors"][0])
-                yield cols
+                yield path, cols
                 bar.update(base + cols.get("end", 0))
             base += sizes[path]
     finally:
         bar.close()
+
+
+def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -> Iterator[Dict[str, Any]]:
+    return (cols for _, cols in _file_columns(paths, progress, strict))
 
 
 def _fold_fast(paths: List[str], progress: Optional[bool], as_of: Optional[int],
                strict: bool = False) -> Any:
     """The columnar fold (see kcodec.offsets.state.fold_log), file by file with progress."""
-    from .columns import iter_offset_columns
     from .state import Folder
-    files = _files(paths)
-    sizes = {f: _size(f) for f in files}
-    bar = Progress(sum(sizes.values()), progress)
     f = Folder(as_of_ms=as_of)
-    base = 0
-    try:
-        for path in files:
-            for cols in iter_offset_columns(_source(path)):
-                if cols["errors"] and strict:
-                    raise _CorruptInput(cols["errors"][0])
-                f.errors.extend(str(e) for e in cols["errors"])
-                f.add_columns(cols, partition=os.path.dirname(path))
-                bar.update(base + cols.get("end", 0))
-            base += sizes[path]
-    finally:
-        bar.close()
+    for path, cols in _file_columns(paths, progress, strict):
+        f.errors.extend(str(e) for e in cols["errors"])
+        f.add_columns(cols, partition=os.path.dirname(path))
     return f.state()
 
 
