@@ -374,6 +374,18 @@ class Framed(NamedTuple):
 MessageChoice = Union[None, str, Callable[[FrameHeader], Optional[str]]]
 
 
+_READ: Optional[Callable[..., Any]] = None
+
+
+def _engine_read() -> Callable[..., Any]:
+    """kcodec.read, looked up once: the engine imports this module, so not at import time."""
+    global _READ
+    if _READ is None:
+        from . import read
+        _READ = read
+    return _READ
+
+
 def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice = None, *,
                 newer: str = "error", trailing: str = "error", offset: int = 0) -> Framed:
     """Read a frame header from ``data[offset:]`` and, when ``message`` is given (a spec
@@ -384,8 +396,7 @@ def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice 
     ``"error"`` raises :class:`~kcodec.errors.UnsupportedVersionError`.  Byte offsets
     in errors are offsets in ``data``.
     """
-    from . import read, spec   # the engine; framing itself needs none of it
-
+    read = _engine_read()
     r = Reader(data, offset, message=message if isinstance(message, str) else None)
     header = frame.read(r)
     name = message(header) if callable(message) else message
@@ -394,8 +405,10 @@ def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice 
         return Framed(header, None, header.version, header.version, None, False,
                       header.size, b"")
     d = read(name, r.buf, header.version, newer=newer, trailing=trailing, offset=body)
-    highest = spec(name).valid_versions.highest
-    parsed = min(header.version, highest) if d.newer_than_known else header.version
+    parsed = header.version
+    if d.newer_than_known:
+        from . import spec
+        parsed = min(parsed, spec(name).valid_versions.highest)
     return Framed(header, name, header.version, parsed, d.value, d.newer_than_known,
                   header.size + d.size, d.trailing)
 
