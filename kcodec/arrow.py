@@ -26,13 +26,54 @@ from ._program import (T_BOOL, T_FLOAT64, T_INT8, T_INT16, T_INT32, T_INT64, T_S
                        T_UINT16, T_UINT32, T_UUID, Program)
 from .errors import DecodeError
 
-__all__ = ["arrow_type", "decode", "Slices", "ERROR_COLUMN"]
+__all__ = ["arrow_type", "decode", "Slices", "ERROR_COLUMN", "to_numpy", "from_numpy"]
 
 ERROR_COLUMN = "_error"
 
 _FIXED = {T_INT8: pa.int8(), T_INT16: pa.int16(), T_UINT16: pa.uint16(), T_INT32: pa.int32(),
           T_UINT32: pa.uint32(), T_INT64: pa.int64(), T_FLOAT64: pa.float64(),
           T_UUID: pa.binary(16), T_BOOL: pa.bool_()}
+
+
+# NumPy <-> Arrow through the buffers: pyarrow's own conversions (``pa.array`` on NumPy or
+# lists, ``Array.to_numpy``) import pandas when it is installed (pyarrow 26), half a second
+# at the start of every process that decodes.
+_NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+          pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
+          pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64}
+_ARROW = {np.dtype(v): k for k, v in _NUMPY.items()}
+
+
+def to_numpy(arr: pa.Array) -> np.ndarray:
+    """A null-free boolean or numeric Arrow array as NumPy (numbers zero copy, read-only)."""
+    if arr.null_count:
+        raise ValueError(f"to_numpy: {arr.null_count} null(s) in a {arr.type} array")
+    n, off, buf = len(arr), arr.offset, arr.buffers()[1]
+    if pa.types.is_boolean(arr.type):
+        if n == 0:
+            return np.zeros(0, bool)
+        return np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little")[off:off + n].view(bool)
+    dtype = _NUMPY.get(arr.type)
+    if dtype is None:
+        raise TypeError(f"to_numpy: {arr.type} is not a boolean or numeric type")
+    if n == 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(buf, dtype)[off:off + n]
+
+
+def from_numpy(a: Any) -> pa.Array:
+    """A one-dimensional boolean or numeric NumPy array as an Arrow array without nulls
+    (numbers zero copy when contiguous)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        bits = np.packbits(a, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(bits)])
+    t = _ARROW.get(a.dtype.newbyteorder("=") if a.dtype.byteorder == ">" else a.dtype)
+    if t is None or a.ndim != 1:
+        raise TypeError(f"from_numpy: {a.dtype} x {a.ndim}d is not a 1-d boolean or numeric array")
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("="))
+    return pa.Array.from_buffers(t, len(a), [None, pa.py_buffer(a)])
 
 
 class Slices(NamedTuple):

@@ -193,3 +193,23 @@ def test_decode_bulk_arrow_flag():
     assert isinstance(b, pa.RecordBatch) and b.column("offset").to_pylist() == [11]
     d = kcodec.decode_bulk("OffsetCommitValue", [data], 3)
     assert list(d["offset"]) == [11] and list(d["_ok"]) == [True]
+
+
+def test_numpy_round_trip_through_buffers():
+    import pyarrow as pa
+    for a in (np.arange(-5, 5, dtype=np.int64), np.arange(7, dtype=np.int16),
+              np.array([1.5, -2.0]), np.array([], np.int32), np.arange(10, dtype=">i4")):
+        arr = KA.from_numpy(a)
+        assert arr.to_pylist() == a.tolist() and arr.null_count == 0
+        assert KA.to_numpy(arr).tolist() == a.tolist()
+    bits = np.array([True, False, True, True, False, False, True, False, True, True, False])
+    assert KA.from_numpy(bits).to_pylist() == bits.tolist()
+    sliced = pa.array(bits.tolist()).slice(3, 6)            # a bit offset inside a byte
+    assert KA.to_numpy(sliced).tolist() == bits[3:9].tolist()
+    assert KA.to_numpy(pa.array([1, 2, 3, 4], pa.int32()).slice(1, 2)).tolist() == [2, 3]
+    with pytest.raises(ValueError, match="null"):
+        KA.to_numpy(pa.array([1, None]))
+    with pytest.raises(TypeError):
+        KA.to_numpy(pa.array(["x"]))
+    with pytest.raises(TypeError):
+        KA.from_numpy(np.zeros((2, 2)))

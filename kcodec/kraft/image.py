@@ -951,7 +951,7 @@ def _bulk_decode(name: str, version: int, ch: "_Chunk", rows: np.ndarray) -> Tup
     err = got.column(_arrow.ERROR_COLUMN)
     if err.null_count == len(err):        # every row decoded
         return got, np.ones(len(rows), bool), None
-    return got, np.asarray(err.is_null().to_numpy(zero_copy_only=False), bool), err.to_pylist()
+    return got, _arrow.to_numpy(err.is_null()), err.to_pylist()
 
 
 def _extract(name: str, version: int, ch: "_Chunk", rows: np.ndarray
@@ -991,7 +991,7 @@ def _partcols_from_arrow(name: str, got: Any, offsets: np.ndarray, file: Optiona
         d = dflt.get(s, -1)
         if s in names:
             col = got.column(s)
-            scalar[s] = (col.fill_null(d) if col.null_count else col).to_numpy().astype(np.int64)
+            scalar[s] = _arrow.to_numpy(col.fill_null(d) if col.null_count else col).astype(np.int64)
         else:
             scalar[s] = np.full(n, d, np.int64)
     ids = _fixed16(got.column("topicId")) if "topicId" in names else np.zeros((n, 16), np.uint8)
@@ -1002,12 +1002,12 @@ def _partcols_from_arrow(name: str, got: Any, offsets: np.ndarray, file: Optiona
             lists[s] = (flat, np.full(n, -2, np.int32))
             continue
         col = got.column(s)
-        lo = col.offsets.to_numpy()
+        lo = _arrow.to_numpy(col.offsets)
         lens = np.diff(lo).astype(np.int32)
         if col.null_count:
-            lens[np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)] = -1
+            lens[_arrow.to_numpy(col.is_null())] = -1
         vals = col.values.slice(int(lo[0]), int(lo[-1] - lo[0]))
-        flat = _fixed16(vals) if s == "directories" else vals.to_numpy().astype(np.int32, copy=False)
+        flat = _fixed16(vals) if s == "directories" else _arrow.to_numpy(vals).astype(np.int32, copy=False)
         lists[s] = (flat, lens)
     return _PartCols(scalar, ids, lists, offsets, file)
 
@@ -1353,8 +1353,7 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
     reader's chunk, no bytes object per record).  Control records, unknown types and
     frames other than the common 3-byte head (frame version 1, one-byte API key and
     version) are left to :func:`replay` (which reports them)."""
-    import pyarrow as pa
-    from kcodec import arrow
+    from kcodec import arrow     # needs pyarrow
     for ch in log.iter_chunks(source, verify_crc=verify_crc):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         for buf, recs in parts:
@@ -1373,4 +1372,4 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
                 newer = "latest" if v > kcodec.spec(name).valid_versions.highest else "error"
                 got = arrow.decode(name, arrow.Slices(buf, pos, lens, take=rows), v,
                                    newer=newer, skip=3)
-                yield name, v, got.append_column("offset", pa.array(recs["offset"][rows]))
+                yield name, v, got.append_column("offset", arrow.from_numpy(recs["offset"][rows]))
