@@ -49,3 +49,19 @@ def require(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not found: {path}")
     return path
+
+
+def run_without_pandas(code: str) -> None:
+    """Run ``code`` in a fresh interpreter in which importing pandas fails the run.
+    pyarrow imports pandas (when installed) at its first ``pa.array`` / ``to_numpy``
+    call: half a second per process, which kcodec's bulk paths avoid."""
+    import subprocess
+    import sys
+    guard = ("import sys\n"
+             "class _NoPandas:\n"
+             "    def find_spec(self, name, path, target=None):\n"
+             "        if name == 'pandas':\n"
+             "            raise AssertionError('pandas imported')\n"
+             "sys.meta_path.insert(0, _NoPandas())\n")
+    out = subprocess.run([sys.executable, "-c", guard + code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -248,20 +248,7 @@ def test_topic_lookup_settles_hash_collisions():
 
 @needs_fixture
 def test_decode_and_replay_never_import_pandas():
-    """pyarrow imports pandas (when installed) at its first pa.array / to_numpy call: half
-    a second per process, inside every timed replay. The KRaft paths avoid both."""
-    import subprocess
-    import sys
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        if name == 'pandas':\n"
-        "            raise AssertionError('pandas imported')\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "from kcodec.kraft import replay, iter_record_columns\n"
-        f"img = replay({str(META)!r})\n"
-        f"n = sum(b.num_rows for _, _, b in iter_record_columns({str(META)!r}))\n"
-        "print(img.partition_count(), n)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    from ._shared import run_without_pandas
+    run_without_pandas("from kcodec.kraft import replay, iter_record_columns\n"
+                       f"replay({str(META)!r})\n"
+                       f"sum(b.num_rows for _, _, b in iter_record_columns({str(META)!r}))\n")

@@ -610,3 +610,10 @@ def test_downgrade_columns_equals_records(to):
         b = downgrade.check_columns(iter_offset_columns(src), to)
         view = lambda r: (r.records, sorted((repr(k), f.count) for k, f in r.findings.items()))  # noqa: E731
         assert view(a) == view(b)
+
+
+def test_folds_never_import_pandas():
+    from ._shared import run_without_pandas
+    require(SEGMENTS)
+    run_without_pandas("from kcodec.offsets import fold_log\n"
+                       f"assert fold_log({str(SEGMENTS)!r}).groups\n")

@@ -53,12 +53,18 @@ def _ok(batch: Any) -> np.ndarray:
     err = batch.column(batch.num_columns - 1)
     if err.null_count == len(err):
         return np.ones(len(err), bool)
-    return err.is_null().to_numpy(zero_copy_only=False)
+    return _KA.to_numpy(err.is_null())
 
 
 def _values(col: Any, dtype: Any, width: int = 1) -> np.ndarray:
     """A fixed-width column's values, zero copy (error rows hold 0)."""
     return np.frombuffer(col.buffers()[1], dtype)[col.offset * width:(col.offset + len(col)) * width]
+
+
+def _empty_strings(n: int) -> Any:
+    """n empty strings (no nulls), built from buffers (see kcodec.arrow.from_numpy)."""
+    return _pa.Array.from_buffers(_pa.string(), n, [None, _pa.py_buffer(np.zeros(n + 1, np.int32)),
+                                                    _pa.py_buffer(b"")])
 
 
 def _text(col: Any) -> Any:
@@ -71,7 +77,7 @@ def _merge(cur: Any, col: Any, mask: np.ndarray) -> Any:
     col = _text(col)
     if cur is None:
         return col
-    return _pc.if_else(_pa.array(mask), col, cur)
+    return _pc.if_else(_KA.from_numpy(mask), col, cur)
 
 
 _NUMBERS = (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
@@ -149,15 +155,15 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
                 if name in names:
                     np.copyto(out[key], _values(vb.column(name), out[key].dtype), where=these)
             meta = _merge(meta, vb.column("metadata"), these)
-    empty = _pa.array([""] * n, _pa.string()) if group is None or meta is None else None
+    empty = _empty_strings(n) if group is None or meta is None else None
     # a key whose value takes the generic path (kind 2): "" as on every other row
     stray = keyed & (kind == KIND_OTHER)
     if group is not None and stray.any():
-        blank = _pa.array(stray)
+        blank = _KA.from_numpy(stray)
         group = _pc.if_else(blank, "", group)
         topic = _pc.if_else(blank, "", topic)
     if meta is not None and unplain.any():
-        meta = _pc.if_else(_pa.array(unplain), "", meta)
+        meta = _pc.if_else(_KA.from_numpy(unplain), "", meta)
     out["group"] = group if group is not None else empty
     out["topic"] = topic if topic is not None else empty
     out["metadata"] = meta if meta is not None else empty
@@ -281,7 +287,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                     elif isinstance(v, np.ndarray):
                         res[k] = v[order]
                     elif _pa is not None and isinstance(v, _pa.Array):
-                        res[k] = v.take(_pa.array(order))
+                        res[k] = v.take(_KA.from_numpy(order))
                     else:
                         res[k] = [v[j] for j in order.tolist()]
         res["errors"] = [ch.errors[i] for i in sorted(ch.errors)]

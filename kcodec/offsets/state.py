@@ -141,8 +141,8 @@ class _Commit(NamedTuple):
 
 def _pylist(col: Any, idx: np.ndarray) -> List[Any]:
     if hasattr(col, "take"):
-        import pyarrow as pa
-        return col.take(pa.array(idx, pa.int64())).to_pylist()
+        from kcodec.arrow import from_numpy
+        return col.take(from_numpy(np.asarray(idx, np.int64))).to_pylist()
     return [col[i] for i in idx.tolist()]
 
 
@@ -181,8 +181,9 @@ def _last_plain_commits(cols: Dict[str, Any], other: Dict[int, Any],
     part = cols["partition"].astype(np.int64)
     if len(part) and (part.min() < 0 or part.max() >= (1 << 21)):
         return None
-    g = cols["group"].dictionary_encode().indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    t = cols["topic"].dictionary_encode().indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    from kcodec.arrow import to_numpy    # Arrow columns (checked above): pyarrow is there
+    g = to_numpy(cols["group"].dictionary_encode().indices).astype(np.int64)
+    t = to_numpy(cols["topic"].dictionary_encode().indices).astype(np.int64)
     if len(g) and (g.max() >= (1 << 21) or t.max() >= (1 << 21)):
         return None
     key = (g << 42) | (t << 21) | part
