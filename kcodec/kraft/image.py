@@ -829,28 +829,28 @@ def _clear_elr(img: MetadataImage, v: dict) -> None:
         img._clear_elr(None)
 
 
-def _config(img: MetadataImage, v: dict) -> None:
-    key = (v["resourceType"], v["resourceName"])
-    if v["value"] is None:
-        cfg = img.configs.get(key)
-        if cfg is not None:
-            cfg.pop(v["name"], None)
-            if not cfg:
-                del img.configs[key]
+def _set_or_remove(table: Dict[Any, Dict[str, Any]], owner: Any, name: str, value: Any,
+                   remove: bool) -> None:
+    """Set ``table[owner][name]``, or remove it and an owner left with nothing (as Kafka's
+    config and quota images drop an entity whose last entry goes)."""
+    if remove:
+        entries = table.get(owner)
+        if entries is not None:
+            entries.pop(name, None)
+            if not entries:
+                del table[owner]
     else:
-        img.configs.setdefault(key, {})[v["name"]] = v["value"]
+        table.setdefault(owner, {})[name] = value
+
+
+def _config(img: MetadataImage, v: dict) -> None:
+    _set_or_remove(img.configs, (v["resourceType"], v["resourceName"]), v["name"], v["value"],
+                   v["value"] is None)
 
 
 def _quota(img: MetadataImage, v: dict) -> None:
     entity = tuple(sorted((e["entityType"], e["entityName"]) for e in v["entity"]))
-    if v["remove"]:
-        q = img.client_quotas.get(entity)
-        if q is not None:
-            q.pop(v["key"], None)
-            if not q:
-                del img.client_quotas[entity]
-    else:
-        img.client_quotas.setdefault(entity, {})[v["key"]] = v["value"]
+    _set_or_remove(img.client_quotas, entity, v["key"], v["value"], v["remove"])
 
 
 def _producer_ids(img: MetadataImage, v: dict) -> None:
