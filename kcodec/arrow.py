@@ -64,15 +64,14 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
 def from_numpy(a: Any) -> pa.Array:
     """A one-dimensional boolean or numeric NumPy array as an Arrow array without nulls
     (numbers zero copy when contiguous)."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a)
+    a = np.ascontiguousarray(a, a.dtype.newbyteorder("="))     # Arrow is native-endian
     if a.dtype == np.bool_:
         bits = np.packbits(a, bitorder="little")
         return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(bits)])
-    t = _ARROW.get(a.dtype.newbyteorder("=") if a.dtype.byteorder == ">" else a.dtype)
+    t = _ARROW.get(a.dtype)
     if t is None or a.ndim != 1:
         raise TypeError(f"from_numpy: {a.dtype} x {a.ndim}d is not a 1-d boolean or numeric array")
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("="))
     return pa.Array.from_buffers(t, len(a), [None, pa.py_buffer(a)])
 
 
