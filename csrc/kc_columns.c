@@ -174,6 +174,57 @@ int kc_columns_init(kc_columns *t, const int32_t *code)
     return KC_OK;
 }
 
+static int accepts_struct(const kc_columns *t, int32_t node, const int32_t *code, int sidx, int depth);
+
+static int accepts_value(const kc_columns *t, int32_t node, const int32_t *code, int type, int arg,
+                         int depth)
+{
+    const kc_col *c = &t->nodes[node];
+    if (type == KC_T_STRUCT)
+        return accepts_struct(t, node, code, arg, depth + 1);
+    if (c->type != type)
+        return 0;
+    if (type == KC_T_ARRAY)
+        return accepts_value(t, t->kids[c->first_kid], code, arg & 0xff, arg >> 8, depth);
+    return 1;
+}
+
+static int accepts_struct(const kc_columns *t, int32_t node, const int32_t *code, int sidx, int depth)
+{
+    const kc_col *c = &t->nodes[node];
+    const int32_t *s, *ts;
+    int32_t nf, nt;
+    if (depth > KC_MAX_DEPTH || c->kind != KC_N_STRUCT || c->sidx < 0)
+        return 0;
+    s = kc_prog_struct(code, sidx);
+    ts = kc_prog_struct(t->code, c->sidx);
+    nf = KC_S_NF(s);
+    nt = KC_S_NT(s);
+    if (KC_S_NF(ts) != nf || ((KC_S_FLAGS(s) & 1) && !(KC_S_FLAGS(ts) & 1)))
+        return 0;
+    /* the same tagged fields, unless `code`'s struct is not flexible (none) and the tree's
+     * is: its rows then take the defaults of the tree's */
+    if ((KC_S_FLAGS(s) & 1) == (KC_S_FLAGS(ts) & 1) ? KC_S_NT(ts) != nt : nt != 0)
+        return 0;
+    for (int32_t f = 0; f < nf; f++) {
+        const int32_t *fp = KC_S_FIELD(s, f);
+        if (!accepts_value(t, t->kids[c->first_kid + f], code, fp[0], fp[2], depth))
+            return 0;
+    }
+    for (int32_t q = 0; q < nt; q++) {
+        const int32_t *tp = KC_S_TAGGED(s, q);
+        if (tp[0] != KC_S_TAGGED(ts, q)[0]
+            || !accepts_value(t, t->kids[c->first_kid + nf + q], code, tp[1], tp[3], depth))
+            return 0;
+    }
+    return 1;
+}
+
+int kc_columns_accepts(const kc_columns *t, const int32_t *code)
+{
+    return t->n_nodes > 0 && accepts_struct(t, 0, code, 0, 0);
+}
+
 void kc_columns_free(kc_columns *t)
 {
     for (int32_t i = 0; i < t->n_nodes; i++) {
@@ -451,6 +502,7 @@ static void col_truncate(kc_columns *t, kc_col *c, size_t n)
 
 typedef struct {
     kc_columns *t;
+    const int32_t *code;    /* the row's program */
     const uint8_t *buf;
     size_t pos, end;
     size_t err_at;
@@ -684,7 +736,7 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
 
 static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int depth)
 {
-    const int32_t *s = kc_prog_struct(d->t->code, sidx);
+    const int32_t *s = kc_prog_struct(d->code, sidx);
     int32_t nf = KC_S_NF(s);
     int rc;
     if (KC_UNLIKELY(depth > KC_MAX_DEPTH))
@@ -702,8 +754,20 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
         if (KC_UNLIKELY(rc != KC_OK))
             return rc;
     }
-    if ((KC_S_FLAGS(s) & 1) && (rc = cd_tag_section(d, c, s, depth)) != KC_OK)
-        return rc;
+    if (KC_S_FLAGS(s) & 1) {
+        if ((rc = cd_tag_section(d, c, s, depth)) != KC_OK)
+            return rc;
+    } else if (KC_UNLIKELY(c->n_kids > nf)) {
+        /* an older, non-flexible version in a flexible version's tree (kc_columns_accepts):
+         * the tree's tagged fields take their defaults, and no unknown tags */
+        int32_t last = c->n_kids - 1;
+        kc_col *u = KID(d->t, c, last);
+        for (int32_t q = nf; q < last; q++)
+            if ((rc = put_absent(d->t, KID(d->t, c, q), 1)) != KC_OK)
+                return rc;
+        if ((rc = put_list(u, KID(d->t, u, 0)->len, 1)) != KC_OK)
+            return rc;
+    }
     return put_struct(c, 1);
 }
 
@@ -741,10 +805,16 @@ static inline const uint8_t *slice_at(const kc_rows *rows, size_t r, size_t *n)
     return rows->data + p;
 }
 
+/* selected out (select, or which < 0): a null row */
+static inline int row_out(const kc_rows *rows, size_t r)
+{
+    return (rows->select && !rows->select[r]) || (rows->which && rows->which[r] < 0);
+}
+
 static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
 {
     size_t a, b;
-    if (rows->select && !rows->select[r]) {
+    if (row_out(rows, r)) {
         *n = 0;
         return NULL;
     }
@@ -804,6 +874,7 @@ static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err
     size_t n;
     int rc;
     d.t = t;
+    d.code = rows->which && t->codes ? t->codes[rows->which[r]] : t->code;
     d.buf = rows_at(rows, r, &n);
     *err_off = 0;
     if (!d.buf)
@@ -838,14 +909,18 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
                       int64_t *err_off)
 {
     kc_col *root = &t->nodes[0];
+    if (rows->which)
+        for (size_t r = 0; r < n; r++)
+            if (rows->which[r] >= 0 && (!t->codes || (size_t)rows->which[r] >= t->n_codes))
+                return KC_E_PROGRAM;
     if (reserve_rows(t, root, n) != KC_OK)
         return KC_E_NOMEM;
     for (size_t r = 0; r < n; r++) {
         size_t at = root->len;
         int rc;
-        if (rows->select && !rows->select[r]) {     /* a run of rows selected out */
+        if (row_out(rows, r)) {     /* a run of rows selected out */
             size_t k = 1;
-            while (r + k < n && !rows->select[r + k])
+            while (r + k < n && row_out(rows, r + k))
                 k++;
             for (size_t i = r; i < r + k; i++) {
                 status[i] = KC_E_NULL_ROW;

@@ -69,6 +69,10 @@ typedef struct {
     int32_t *row_nodes;     /* the nodes holding one value per row (the message and its
                                structs' fields outside lists), in pre-order */
     int32_t n_row_nodes;
+    /* several versions in one tree (rows.which): row r decodes with codes[which[r]];
+     * each program was accepted by kc_columns_accepts.  NULL: every row with `code`. */
+    const int32_t *const *codes;
+    size_t n_codes;
 } kc_columns;
 
 /* Where the rows are.  Either an Arrow (Large)Binary array: row r is
@@ -79,7 +83,8 @@ typedef struct {
  * [0, n_entries) makes a bad row).  pos_stride / lens_stride are the bytes from
  * one entry to the next (0: packed), so the fields of an array of structs such
  * as the batch scanner's records are read in place.  With `select`, row r is a
- * null row wherever select[r] == 0 (any source).
+ * null row wherever select[r] == 0 (any source), and with `which` wherever
+ * which[r] < 0.
  * The first `skip` bytes of each row (a version prefix) are not part of the
  * message. */
 typedef struct {
@@ -96,6 +101,7 @@ typedef struct {
     const int64_t *take;
     size_t n_entries;
     const uint8_t *select;
+    const int8_t *which;    /* with kc_columns.codes: row r's program; < 0 = a null row */
 } kc_rows;
 
 /* Row r's bytes (its prefix included), or NULL for a null row (*n = 0) or a row
@@ -110,6 +116,14 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
 /* Build the tree of a checked program (empty columns).  KC_OK, KC_E_NOMEM, or
  * KC_E_PROGRAM (deeper than KC_MAX_DEPTH or more than KC_COLUMNS_MAX_NODES). */
 int kc_columns_init(kc_columns *t, const int32_t *code);
+
+/* Whether rows of the checked program `code` can be appended to the tree t (built
+ * from another version of the message): the same structs with the same fields of the
+ * same types (tagged fields: the same tags), where a struct flexible in `code` is
+ * flexible in the tree.  A struct not flexible in `code` but flexible in the tree
+ * takes the defaults of the tree's tagged fields and no unknown tags, as Kafka reads a
+ * field a version does not have.  1 yes, 0 no. */
+int kc_columns_accepts(const kc_columns *t, const int32_t *code);
 
 /* Free the tree and every buffer still owned by it (a caller that takes a
  * buffer sets the pointer to NULL). */

@@ -33,6 +33,7 @@ class Node(NamedTuple):
     nullable: bool              # may be null in this version (tagged: or null by default)
     kids: Tuple[int, ...]       # child node indices
     default: Tuple[bool, int, Optional[bytes]]   # (null, fixed value, bytes) when absent
+    regular: int = 0            # a struct's regular fields: its first kids (then tagged)
 
 
 def _kind(t: int) -> int:
@@ -92,6 +93,7 @@ class _Builder:
         if sp.flexible:
             kids.append(self.unknown())
         self.set_kids(i, kids)
+        self.nodes[i] = self.nodes[i]._replace(regular=len(sp.fields))  # type: ignore[union-attr]
         return i
 
     def unknown(self) -> int:

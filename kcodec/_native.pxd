@@ -1,6 +1,6 @@
 # C declarations of the spec engine (csrc/kc_engine.h, csrc/kc_varint.h) and its bulk
 # column decoder (csrc/kc_columns.h).  Status codes: kcodec/_kc_status.pxd.
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 
 from kcodec._kc_status cimport *
 
@@ -87,6 +87,8 @@ cdef extern from "kc_columns.h" nogil:
         int32_t n_nodes
         int32_t *kids
         int32_t n_kids
+        const int32_t **codes
+        size_t n_codes
 
     ctypedef struct kc_rows:
         const uint8_t *data
@@ -102,10 +104,12 @@ cdef extern from "kc_columns.h" nogil:
         const int64_t *take
         size_t n_entries
         const uint8_t *select
+        const int8_t *which
 
     int kc_columns_init(kc_columns *t, const int32_t *code)
     void kc_columns_free(kc_columns *t)
     void kc_columns_skip(kc_columns *t, int32_t i)
+    int kc_columns_accepts(const kc_columns *t, const int32_t *code)
     const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n)
     int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t *have)
     int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,

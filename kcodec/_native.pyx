@@ -1108,7 +1108,7 @@ cdef _Rows _rows_slices(data, positions, lengths, take):
     return R
 
 
-cdef _Rows _rows(values, data, positions, lengths, take=None, select=None):
+cdef _Rows _rows(values, data, positions, lengths, take=None, select=None, which=None):
     cdef _Rows R
     if positions is not None:
         R = _rows_slices(data, positions, lengths, take)
@@ -1129,6 +1129,12 @@ cdef _Rows _rows(values, data, positions, lengths, take=None, select=None):
             raise ValueError(f"select has {sel.shape[0]} entries for {R.n} rows")
         R.keep.append(sel)
         R.r.select = <const uint8_t *>_addr(sel) if R.n else NULL
+    if which is not None:
+        wh = _np.ascontiguousarray(which, dtype=_np.int8).reshape(-1)
+        if wh.shape[0] != R.n:
+            raise ValueError(f"which has {wh.shape[0]} entries for {R.n} rows")
+        R.keep.append(wh)
+        R.r.which = <const int8_t *>_addr(wh) if R.n else NULL
     return R
 
 
@@ -1151,12 +1157,16 @@ def slice_heads(data, positions, lengths, Py_ssize_t k, *, take=None):
     return heads, have
 
 
-cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top):
+cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top,
+                        list plans=None):
     """Run the C column decoder over R's rows.  Returns (nodes, status): per node in
     pre-order (kind, len, validity (None: no nulls), values, offsets, data), NumPy int32
     statuses.
-    keep_top: indices of the top-level fields to keep (None = all)."""
+    keep_top: indices of the top-level fields to keep (None = all).
+    plans: row r decodes with plans[R.which[r]] into P's tree (each checked to fit)."""
     cdef kc_columns t
+    cdef const int32_t **codes = NULL
+    cdef _Plan Q
     cdef kc_col *c
     cdef int rc
     cdef Py_ssize_t i, nn
@@ -1172,6 +1182,18 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
     if rc != KC_OK:
         raise status_error(rc, f"{P.name} v{P.version} columns")
     try:
+        if plans is not None:
+            codes = <const int32_t **>malloc(max(len(plans), 1) * sizeof(int32_t *))
+            if codes == NULL:
+                raise MemoryError()
+            for i in range(len(plans)):
+                Q = <_Plan>plans[i]
+                if not kc_columns_accepts(&t, Q.code):
+                    raise ValueError(f"{Q.name} v{Q.version} does not fit the columns of "
+                                     f"{P.name} v{P.version}")
+                codes[i] = Q.code
+            t.codes = codes
+            t.n_codes = <size_t>len(plans)
         nn = t.n_nodes
         if nn != len(layout):
             raise RuntimeError("column tree and layout disagree")
@@ -1203,6 +1225,7 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
                           _take(&c.data, c.data_len)))
     finally:
         kc_columns_free(&t)
+        free(codes)
     return nodes, status[:R.n]
 
 
@@ -1225,8 +1248,10 @@ cdef object _row_error(_Plan P, object prog, object row, Py_ssize_t skip):
                            message=P.name, version=P.version, offset=end))
 
 
-cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error):
-    """{row: error text} of the rows that failed (and of null rows when null_is_error)."""
+cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t skip, bint null_is_error,
+                       list progs=None, object which=None):
+    """{row: error text} of the rows that failed (and of null rows when null_is_error);
+    with progs, row r was decoded with progs[which[r]]."""
     cdef dict errs = {}
     failed = status != KC_OK
     if not null_is_error:   # null rows (often most of them) cost no Python work
@@ -1242,27 +1267,40 @@ cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t 
         elif st == KC_E_TOO_BIG:
             # a column past its int32 offsets (2 GiB) or a row past the data: not the row's fault
             raise status_error(st, f"bulk decode of {P.name} v{P.version} (split the input)")
+        elif progs is not None:
+            q = progs[which[r]]
+            errs[r] = _row_error(_plan(q), q, R.row(r), skip)
         else:
             errs[r] = _row_error(P, prog, R.row(r), skip)
     return errs
 
 
 def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None,
-                   Py_ssize_t skip=0, list layout=None, take=None, select=None):
+                   Py_ssize_t skip=0, list layout=None, take=None, select=None,
+                   programs=None, which=None):
     """Bulk-decode rows of ``prog`` into Arrow-layout column buffers (kcodec.arrow's engine).
 
     Rows: ``values`` (a pyarrow (Large)BinaryArray or ChunkedArray, or a list of
     bytes/None), or record slices ``data``/``positions``/``lengths``; ``skip`` prefix
     bytes of each row are not part of the message; ``take``: row r is slice take[r];
-    ``select``: rows where it is 0/False are null rows.  Returns ``(nodes, errors)``: per
+    ``select``: rows where it is 0/False are null rows.  ``programs``/``which``: row r
+    decodes with ``programs[which[r]]`` (versions whose columns fit ``prog``'s tree, see
+    kc_columns_accepts; which < 0: a null row).  Returns ``(nodes, errors)``: per
     node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
     offsets, data)`` buffers, and ``{row: error text}`` of the failed rows (null rows are
     not errors).
     """
     cdef _Plan P = _plan(prog)
-    cdef _Rows R = _rows(values, data, positions, lengths, take, select)
-    nodes, status = _run_columns(P, R, skip, layout, None)
-    return nodes, _error_texts(P, prog, R, status, skip, False)
+    cdef _Rows R
+    if (programs is None) != (which is None):
+        raise ValueError("programs and which go together")
+    R = _rows(values, data, positions, lengths, take, select, which)
+    plans = None if programs is None else [_plan(q) for q in programs]
+    nodes, status = _run_columns(P, R, skip, layout, None, plans)
+    if programs is None:
+        return nodes, _error_texts(P, prog, R, status, skip, False)
+    return nodes, _error_texts(P, prog, R, status, skip, False, list(programs),
+                               _np.asarray(which, _np.int8).reshape(-1))
 
 
 def decode_bulk(prog, values):

@@ -26,7 +26,8 @@ from ._program import (T_BOOL, T_FLOAT64, T_INT8, T_INT16, T_INT32, T_INT64, T_S
                        T_UINT16, T_UINT32, T_UUID, Program)
 from .errors import DecodeError
 
-__all__ = ["arrow_type", "decode", "Slices", "ERROR_COLUMN", "to_numpy", "from_numpy"]
+__all__ = ["arrow_type", "decode", "decode_program", "decode_programs", "fits", "Slices",
+           "ERROR_COLUMN", "to_numpy", "from_numpy"]
 
 ERROR_COLUMN = "_error"
 
@@ -146,17 +147,75 @@ def decode_program(prog: Program, values: Any, *, skip: int = 0,
     return _decode_python(prog, values, skip, select)
 
 
+def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
+    a, b = into[i], nodes[j]
+    if (a.kind, a.type, a.name, a.nullable, a.default) != (b.kind, b.type, b.name, b.nullable, b.default):
+        return False
+    ak, bk = a.kids, b.kids
+    if a.kind == N_STRUCT and len(ak) != len(bk):
+        # a version that is not flexible in one that is: it takes the defaults of the
+        # tagged fields it does not have, and has no unknown tags (kc_columns_accepts)
+        flexible = bool(ak) and into[ak[-1]].name == UNKNOWN_TAGS_KEY
+        if not (flexible and b.regular == len(bk) == a.regular):
+            return False
+        ak = ak[:a.regular]
+    return len(ak) == len(bk) and all(_fits(into, x, nodes, y) for x, y in zip(ak, bk))
+
+
+def fits(prog: Program, into: Program) -> bool:
+    """Whether rows of ``prog`` decode into the columns of ``into`` (another version of
+    the message): the same fields with the same types, nullability and defaults, where
+    ``into`` may be flexible and ``prog`` not: its rows then take the defaults of
+    ``into``'s tagged fields and have no unknown tags, as Kafka reads a field a version
+    does not have."""
+    if prog is into:
+        return True
+    d = into.__dict__.setdefault("_kc_fits", {})
+    key = (prog.name, prog.version)
+    got = d.get(key)
+    if got is None:
+        got = d[key] = _fits(layout(into), 0, layout(prog), 0)
+    return got
+
+
+def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa.RecordBatch:
+    """Rows of several versions of a message in one batch: row i decodes with
+    ``progs[which[i]]`` (``which[i] < 0``: a null row), one pass over the rows.  The
+    columns are those of the last program that every other one :func:`fits` into
+    (ValueError when none); ``values``, ``skip`` and the ``_error`` column as in
+    :func:`decode`.  E.g. a log's record values, each behind its int16 version prefix:
+    ``which`` from the prefixes (:func:`kcodec.slice_heads`), ``skip=2``."""
+    progs = list(progs)
+    if skip < 0:
+        raise ValueError("skip must be >= 0")
+    if not progs or len(progs) > 127:
+        raise ValueError("decode_programs takes 1 to 127 programs")
+    tree = next((t for t in reversed(progs) if all(fits(p, t) for p in progs)), None)
+    if tree is None:
+        raise ValueError("decode_programs: the programs' columns differ: "
+                         + ", ".join(f"{p.name} v{p.version}" for p in progs))
+    wh = np.asarray(which).reshape(-1)
+    if len(wh) and (wh.max() >= len(progs) or wh.min() < -128):
+        raise ValueError(f"which must be < {len(progs)}")
+    wh = wh.astype(np.int8, copy=False)
+    if kcodec.NATIVE:
+        return _decode_native(tree, values, skip, None, progs, wh)
+    return _decode_python(tree, values, skip, None, progs, wh)
+
+
 # ------------------------------------------------------------------------------ C engine
 
-def _decode_native(prog: Program, values: Any, skip: int, select: Any) -> pa.RecordBatch:
+def _decode_native(prog: Program, values: Any, skip: int, select: Any,
+                   progs: Any = None, which: Any = None) -> pa.RecordBatch:
     nodes = layout(prog)
     if isinstance(values, Slices):
         bufs, errors = kcodec._engine.decode_columns(
             prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
-            take=values.take, skip=skip, layout=nodes, select=select)
+            take=values.take, skip=skip, layout=nodes, select=select, programs=progs,
+            which=which)
     else:
         bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes,
-                                                     select=select)
+                                                     select=select, programs=progs, which=which)
     types = _types(prog)
     arrays = [_array(nodes, types["types"], bufs, k) for k in nodes[0].kids]
     n = bufs[0][1]
@@ -212,12 +271,20 @@ def _rows(values: Any, select: Any) -> List[Any]:
     return out
 
 
-def _decode_python(prog: Program, values: Any, skip: int, select: Any) -> pa.RecordBatch:
+def _decode_python(prog: Program, values: Any, skip: int, select: Any,
+                   progs: Any = None, which: Any = None) -> pa.RecordBatch:
     nodes = layout(prog)
     rows: List[Optional[Dict[str, Any]]] = []
     errors: List[Optional[str]] = []
-    for raw in _rows(values, select):
-        value, err = _decode_row(prog, raw, skip)
+    raws = _rows(values, select)
+    if progs is None:
+        row_progs: List[Any] = [prog] * len(raws)
+    else:
+        if len(which) != len(raws):
+            raise ValueError(f"which has {len(which)} entries for {len(raws)} rows")
+        row_progs = [progs[w] if w >= 0 else None for w in which.tolist()]
+    for raw, p in zip(raws, row_progs):
+        value, err = _decode_row(p, raw, skip) if p is not None else (None, None)
         rows.append(None if value is None else to_arrow_value(nodes, 0, value))
         errors.append(err)
     types = _types(prog)
@@ -249,6 +316,28 @@ def _decode_row(prog: Program, raw: Any, skip: int) -> Any:
     return value, None
 
 
+def _absent(nodes: List[Node], i: int) -> Any:
+    """A node's default (Node.default) in the Python form of its Arrow column."""
+    n = nodes[i]
+    null, num, raw = n.default
+    if null:
+        return None
+    if n.kind == N_STRUCT:
+        return {nodes[k].name: _absent(nodes, k) for k in n.kids}
+    if n.kind == N_LIST:
+        return []
+    if n.kind == N_BOOL:
+        return bool(num)
+    if n.type == T_UUID:
+        return raw or bytes(16)
+    if n.type == T_FLOAT64:
+        return float(np.int64(num).view(np.float64))
+    if n.kind == N_VAR:
+        raw = raw or b""
+        return raw.decode("utf-8") if n.type == T_STRING else raw
+    return num
+
+
 def to_arrow_value(nodes: List[Node], i: int, value: Any) -> Any:
     """A value as :func:`kcodec.decode` returns it, in the Python form of the Arrow column
     (what ``.to_pylist()`` gives): uuid -> 16 bytes, unknown tagged fields -> a list of
@@ -262,8 +351,10 @@ def to_arrow_value(nodes: List[Node], i: int, value: Any) -> Any:
             name = nodes[k].name
             if name == UNKNOWN_TAGS_KEY and nodes[k].kind == N_LIST:
                 out[name] = [{"tag": t, "data": d} for t, d in value.get(name, ())]
-            else:
+            elif name in value:
                 out[name] = to_arrow_value(nodes, k, value[name])
+            else:       # a tagged field an older version lacks (decode_programs)
+                out[name] = _absent(nodes, k)
         return out
     if n.kind == N_LIST:
         return [to_arrow_value(nodes, n.kids[0], v) for v in value]

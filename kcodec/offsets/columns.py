@@ -1,10 +1,10 @@
 """Columnar ``__consumer_offsets`` decoding: the fast path for big logs.
 
 Offset commits (the bulk of any ``__consumer_offsets`` log) are bulk-decoded by the
-generic spec engine (:func:`kcodec.arrow.decode_program`) straight from the segment
+generic spec engine (:func:`kcodec.arrow.decode_programs`) straight from the segment
 buffer: the record type and value version of every record are read vectorised, then the
-keys and each value version's values go through the column decoder as record slices
-(skipping the int16 version prefix).  Every other record (group metadata,
+keys, and the values of every known version, go through the column decoder in one pass
+each as record slices (skipping the int16 version prefix).  Every other record (group metadata,
 KIP-848/share/streams records, commits with a topic id or unknown tagged fields, newer
 versions, anything that does not decode) goes through
 :func:`kcodec.offsets.records.decode_record` and is returned as objects.  Tests check
@@ -72,11 +72,20 @@ def _text(col: Any) -> Any:
     return _pa.Array.from_buffers(_pa.string(), len(col), [None] + col.buffers()[1:], offset=col.offset)
 
 
+def _no_text(col: Any) -> bool:
+    """A string column without a byte of text (all empty or null)."""
+    off = np.frombuffer(col.buffers()[1], np.int32)
+    return len(col) == 0 or off[col.offset] == off[col.offset + len(col)]
+
+
 def _merge(cur: Any, col: Any, mask: np.ndarray) -> Any:
-    """String column `col` where `mask`, `cur` elsewhere (`cur` None: "" elsewhere)."""
+    """String column `col` where `mask`, `cur` elsewhere (`cur` None: "" elsewhere); `cur`
+    is "" on the rows of `mask`."""
     col = _text(col)
-    if cur is None:
+    if cur is None or _no_text(cur):
         return col
+    if _no_text(col):       # e.g. commit metadata, nearly always empty
+        return cur
     return _pc.if_else(_KA.from_numpy(mask), col, cur)
 
 
@@ -98,13 +107,43 @@ def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
     return good
 
 
+def _shared(progs: List[Any]) -> bool:
+    return any(all(_KA.fits(q, t) for q in progs) for t in progs)
+
+
+def _decode_by(buf: Any, pos: np.ndarray, length: np.ndarray, progs: List[Any],
+               which: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
+    """Row r decoded with progs[which[r]] (-1: not decoded), skipping the int16 prefix:
+    per group of programs that share columns (versions of one message, usually all of
+    them: one pass) its full-length batch and the rows it decoded."""
+    groups: List[List[int]] = []
+    for i, p in enumerate(progs):
+        for g in groups:
+            if _shared([progs[j] for j in g] + [p]):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    out = []
+    for g in groups:
+        wg = which
+        if len(g) < len(progs):
+            remap = np.full(len(progs) + 1, -1, np.int8)    # which -1 reads the last entry
+            remap[g] = np.arange(len(g))
+            wg = remap[which]
+        b = _KA.decode_programs([progs[j] for j in g], _KA.Slices(buf, pos, length), wg, skip=2)
+        out.append((b, (wg >= 0) & _ok(b)))
+    return out
+
+
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
     """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns.
 
-    Every decode reads the record array's key/value fields in place and runs over all
-    the chunk's rows, the rows it is not for selected out (null rows): its columns come
-    out full length in row order, with no gathering of positions nor scattering of
-    results."""
+    The keys of every commit record type take one pass of the column decoder and the
+    values of every known version another (:func:`kcodec.arrow.decode_programs`), each
+    reading the record array's key/value fields in place and running over all the
+    chunk's rows, the rows it is not for null: its columns come out full length in row
+    order, with no gathering of positions nor scattering of results."""
     n = len(recs)
     kp, kl = recs["key_pos"], recs["key_len"]
     vp, vl = recs["value_pos"], recs["value_len"]
@@ -118,43 +157,51 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
     if _pa is None:
         out["group"] = out["topic"] = out["metadata"] = [""] * n
         return out
-    group = topic = meta = None
-    kind = out["kind"]
-    keyed = np.zeros(n, bool)
-    unplain = np.zeros(n, bool)     # values decoded but left to the generic path
+    types = _commit_types()
     data = ~control
-    vv = None
-    for rtype, info in _commit_types().items():
-        mine = data & (key_type == rtype)
-        if not mine.any():
-            continue
-        kb = _KA.decode_program(kcodec.program(info.key, 0), _KA.Slices(buf, kp, kl), skip=2,
-                                select=mine)
-        mine &= _ok(kb)
-        keyed |= mine
-        np.copyto(out["partition"], _values(kb.column("partition"), np.int32), where=mine)
-        group, topic = _merge(group, kb.column("group"), mine), _merge(topic, kb.column("topic"), mine)
-        kind[mine & (vl < 0)] = KIND_TOMBSTONE
-        has = mine & (vl >= 2)
-        if vv is None:
-            vv = _int16_at(buf, vp, vl)
-        for v in np.unique(vv[has]).tolist():
-            schema = _value_schema(rtype, info, v) if v >= 0 else None
-            if schema is None or v > kcodec.spec(schema).valid_versions.highest:
-                continue        # newer than known: the generic path reads it with newer="latest"
-            these = has & (vv == v)
-            vb = _KA.decode_program(kcodec.program(schema, v), _KA.Slices(buf, vp, vl), skip=2,
-                                    select=these)
-            plain = these & _plain_commits(vb, _ok(vb))
-            unplain |= these & ~plain
-            these = plain
-            kind[these] = KIND_COMMIT
-            out["value_version"][these] = v
+    kwhich = np.full(n, -1, np.int8)
+    for i, rtype in enumerate(types):
+        np.copyto(kwhich, i, where=data & (key_type == rtype))
+    group = topic = meta = None
+    keyed = np.zeros(n, bool)
+    if (kwhich >= 0).any():
+        kprogs = [kcodec.program(info.key, 0) for info in types.values()]
+        for kb, rows in _decode_by(buf, kp, kl, kprogs, kwhich):
+            keyed |= rows
+            np.copyto(out["partition"], _values(kb.column("partition"), np.int32), where=rows)
+            group = _merge(group, kb.column("group"), rows)
+            topic = _merge(topic, kb.column("topic"), rows)
+    kind = out["kind"]
+    np.copyto(kind, KIND_TOMBSTONE, where=keyed & (vl < 0))
+    has = keyed & (vl >= 2)
+    commit = np.zeros(n, bool)
+    unplain = np.zeros(n, bool)     # values decoded but left to the generic path
+    if has.any():
+        vv = _int16_at(buf, vp, vl)
+        vprogs: List[Any] = []
+        vwhich = np.full(n, -1, np.int8)
+        for i, (rtype, info) in enumerate(types.items()):
+            mine = has & (kwhich == i)
+            for v in np.unique(vv[mine]).tolist():
+                schema = _value_schema(rtype, info, v) if v >= 0 else None
+                if schema is None or v > kcodec.spec(schema).valid_versions.highest:
+                    continue    # newer than known: the generic path reads it with newer="latest"
+                prog = kcodec.program(schema, v)
+                j = next((j for j, p in enumerate(vprogs) if p is prog), len(vprogs))
+                if j == len(vprogs):
+                    vprogs.append(prog)
+                np.copyto(vwhich, j, where=mine & (vv == v))
+        for vb, rows in _decode_by(buf, vp, vl, vprogs, vwhich):
+            plain = _plain_commits(vb, rows.copy())
+            unplain |= rows & ~plain
+            commit |= plain
             names = vb.schema.names
             for name, key in _NUMBERS:
                 if name in names:
-                    np.copyto(out[key], _values(vb.column(name), out[key].dtype), where=these)
-            meta = _merge(meta, vb.column("metadata"), these)
+                    np.copyto(out[key], _values(vb.column(name), out[key].dtype), where=plain)
+            meta = _merge(meta, vb.column("metadata"), plain)
+        np.copyto(kind, KIND_COMMIT, where=commit)
+        np.copyto(out["value_version"], vv, where=commit)
     empty = _empty_strings(n) if group is None or meta is None else None
     # a key whose value takes the generic path (kind 2): "" as on every other row
     stray = keyed & (kind == KIND_OTHER)
