@@ -811,6 +811,12 @@ static inline int row_out(const kc_rows *rows, size_t r)
     return (rows->select && !rows->select[r]) || (rows->which && rows->which[r] < 0);
 }
 
+/* ... or a row whose program is NULL */
+static inline int row_skipped(const kc_columns *t, const kc_rows *rows, size_t r)
+{
+    return row_out(rows, r) || (rows->which && !t->codes[rows->which[r]]);
+}
+
 static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
 {
     size_t a, b;
@@ -857,7 +863,10 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
         uint8_t *o = out + r * k;
         size_t m = p ? (len < k ? len : k) : 0;
         if (m == k) {           /* the usual case: the whole head is there */
-            memcpy(o, p, k);
+            if (k == 2)         /* int16 prefixes: no call per row */
+                memcpy(o, p, 2);
+            else
+                memcpy(o, p, k);
         } else {
             memset(o, 0, k);
             if (m)
@@ -874,7 +883,7 @@ static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err
     size_t n;
     int rc;
     d.t = t;
-    d.code = rows->which && t->codes ? t->codes[rows->which[r]] : t->code;
+    d.code = rows->which ? t->codes[rows->which[r]] : t->code;
     d.buf = rows_at(rows, r, &n);
     *err_off = 0;
     if (!d.buf)
@@ -918,9 +927,9 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
     for (size_t r = 0; r < n; r++) {
         size_t at = root->len;
         int rc;
-        if (row_out(rows, r)) {     /* a run of rows selected out */
+        if (row_skipped(t, rows, r)) {     /* a run of rows selected out */
             size_t k = 1;
-            while (r + k < n && row_out(rows, r + k))
+            while (r + k < n && row_skipped(t, rows, r + k))
                 k++;
             for (size_t i = r; i < r + k; i++) {
                 status[i] = KC_E_NULL_ROW;

@@ -69,8 +69,9 @@ typedef struct {
     int32_t *row_nodes;     /* the nodes holding one value per row (the message and its
                                structs' fields outside lists), in pre-order */
     int32_t n_row_nodes;
-    /* several versions in one tree (rows.which): row r decodes with codes[which[r]];
-     * each program was accepted by kc_columns_accepts.  NULL: every row with `code`. */
+    /* several versions in one tree (rows.which): row r decodes with codes[which[r]]
+     * (NULL: a null row); each program was accepted by kc_columns_accepts.  Without
+     * rows.which every row decodes with `code`. */
     const int32_t *const *codes;
     size_t n_codes;
 } kc_columns;

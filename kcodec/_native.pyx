@@ -1187,6 +1187,9 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
             if codes == NULL:
                 raise MemoryError()
             for i in range(len(plans)):
+                if plans[i] is None:
+                    codes[i] = NULL
+                    continue
                 Q = <_Plan>plans[i]
                 if not kc_columns_accepts(&t, Q.code):
                     raise ValueError(f"{Q.name} v{Q.version} does not fit the columns of "
@@ -1285,7 +1288,7 @@ def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None
     bytes of each row are not part of the message; ``take``: row r is slice take[r];
     ``select``: rows where it is 0/False are null rows.  ``programs``/``which``: row r
     decodes with ``programs[which[r]]`` (versions whose columns fit ``prog``'s tree, see
-    kc_columns_accepts; which < 0: a null row).  Returns ``(nodes, errors)``: per
+    kc_columns_accepts; which < 0 or a None program: a null row).  Returns ``(nodes, errors)``: per
     node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
     offsets, data)`` buffers, and ``{row: error text}`` of the failed rows (null rows are
     not errors).
@@ -1295,7 +1298,7 @@ def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None
     if (programs is None) != (which is None):
         raise ValueError("programs and which go together")
     R = _rows(values, data, positions, lengths, take, select, which)
-    plans = None if programs is None else [_plan(q) for q in programs]
+    plans = None if programs is None else [None if q is None else _plan(q) for q in programs]
     nodes, status = _run_columns(P, R, skip, layout, None, plans)
     if programs is None:
         return nodes, _error_texts(P, prog, R, status, skip, False)

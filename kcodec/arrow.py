@@ -180,20 +180,21 @@ def fits(prog: Program, into: Program) -> bool:
 
 def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa.RecordBatch:
     """Rows of several versions of a message in one batch: row i decodes with
-    ``progs[which[i]]`` (``which[i] < 0``: a null row), one pass over the rows.  The
-    columns are those of the last program that every other one :func:`fits` into
-    (ValueError when none); ``values``, ``skip`` and the ``_error`` column as in
-    :func:`decode`.  E.g. a log's record values, each behind its int16 version prefix:
-    ``which`` from the prefixes (:func:`kcodec.slice_heads`), ``skip=2``."""
+    ``progs[which[i]]`` (``which[i] < 0`` or a None program: a null row), one pass over
+    the rows.  The columns are those of the last program that every other one
+    :func:`fits` into (ValueError when none); ``values``, ``skip`` and the ``_error``
+    column as in :func:`decode`.  E.g. a log's record values, each behind its int16
+    version prefix: ``which`` from the prefixes (:func:`kcodec.slice_heads`), ``skip=2``."""
     progs = list(progs)
+    real = [p for p in progs if p is not None]
     if skip < 0:
         raise ValueError("skip must be >= 0")
-    if not progs or len(progs) > 127:
+    if not real or len(progs) > 127:
         raise ValueError("decode_programs takes 1 to 127 programs")
-    tree = next((t for t in reversed(progs) if all(fits(p, t) for p in progs)), None)
+    tree = next((t for t in reversed(real) if all(fits(p, t) for p in real)), None)
     if tree is None:
         raise ValueError("decode_programs: the programs' columns differ: "
-                         + ", ".join(f"{p.name} v{p.version}" for p in progs))
+                         + ", ".join(f"{p.name} v{p.version}" for p in real))
     wh = np.asarray(which).reshape(-1)
     if len(wh) and (wh.max() >= len(progs) or wh.min() < -128):
         raise ValueError(f"which must be < {len(progs)}")

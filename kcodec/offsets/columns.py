@@ -34,12 +34,14 @@ _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
         "commit_timestamp", "expire_timestamp")
 
 
-def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _int16_at(buf: Any, pos: np.ndarray, length: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """The big-endian int16 at the start of each slice (-1 where fewer than 2 bytes), read
-    in place (strided fields of the record array included)."""
+    in place (strided fields of the record array included), and per slice the bytes read
+    (2; 0 or 1 when shorter; -1 a null slice)."""
     heads, have = kcodec.slice_heads(buf, pos, length, 2)
-    v = heads.view(">i2").reshape(-1)
-    return np.where(have == 2, v, np.int16(-1)).astype(np.int16, copy=False)
+    v = heads.view(">i2").reshape(-1).astype(np.int16)
+    v[have != 2] = -1
+    return v, have
 
 
 def _commit_types() -> Dict[int, Any]:
@@ -126,13 +128,10 @@ def _decode_by(buf: Any, pos: np.ndarray, length: np.ndarray, progs: List[Any],
             groups.append([i])
     out = []
     for g in groups:
-        wg = which
-        if len(g) < len(progs):
-            remap = np.full(len(progs) + 1, -1, np.int8)    # which -1 reads the last entry
-            remap[g] = np.arange(len(g))
-            wg = remap[which]
-        b = _KA.decode_programs([progs[j] for j in g], _KA.Slices(buf, pos, length), wg, skip=2)
-        out.append((b, (wg >= 0) & _ok(b)))
+        b = _KA.decode_programs([p if j in g else None for j, p in enumerate(progs)],
+                                _KA.Slices(buf, pos, length), which, skip=2)
+        rows = which >= 0 if len(g) == len(progs) else np.isin(which, g)
+        out.append((b, rows & _ok(b)))
     return out
 
 
@@ -147,7 +146,7 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
     n = len(recs)
     kp, kl = recs["key_pos"], recs["key_len"]
     vp, vl = recs["value_pos"], recs["value_len"]
-    key_type = _int16_at(buf, kp, kl)
+    key_type = _int16_at(buf, kp, kl)[0]
     out: Dict[str, Any] = {
         "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
         "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
@@ -172,17 +171,18 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
             group = _merge(group, kb.column("group"), rows)
             topic = _merge(topic, kb.column("topic"), rows)
     kind = out["kind"]
-    np.copyto(kind, KIND_TOMBSTONE, where=keyed & (vl < 0))
-    has = keyed & (vl >= 2)
     commit = np.zeros(n, bool)
     unplain = np.zeros(n, bool)     # values decoded but left to the generic path
-    if has.any():
-        vv = _int16_at(buf, vp, vl)
+    if keyed.any():
+        vv, have = _int16_at(buf, vp, vl)
+        np.copyto(kind, KIND_TOMBSTONE, where=keyed & (have == -1))
+        has = keyed & (have == 2)
         vprogs: List[Any] = []
         vwhich = np.full(n, -1, np.int8)
         for i, (rtype, info) in enumerate(types.items()):
             mine = has & (kwhich == i)
-            for v in np.unique(vv[mine]).tolist():
+            seen = np.bincount(vv[mine].view(np.uint16), minlength=1)   # cheaper than np.unique
+            for v in np.flatnonzero(seen).astype(np.uint16).view(np.int16).tolist():
                 schema = _value_schema(rtype, info, v) if v >= 0 else None
                 if schema is None or v > kcodec.spec(schema).valid_versions.highest:
                     continue    # newer than known: the generic path reads it with newer="latest"
