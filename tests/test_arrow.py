@@ -213,3 +213,69 @@ def test_numpy_round_trip_through_buffers():
         KA.to_numpy(pa.array(["x"]))
     with pytest.raises(TypeError):
         KA.from_numpy(np.zeros((2, 2)))
+
+
+# ------------------------------------------------------------------ several versions at once
+
+def _by_message(recs):
+    by = {}
+    for rec in recs:
+        if "hex" in rec:
+            by.setdefault(rec["schema"], []).append(rec)
+    return sorted((name, rs) for name, rs in by.items() if len({r["version"] for r in rs}) > 1)
+
+
+MULTI = _by_message(MESSAGES + UNKNOWN)
+
+
+@pytest.mark.parametrize("name,recs", MULTI, ids=[n for n, _ in MULTI])
+def test_versions_in_one_pass_decode_like_decode(use_engine, name, recs):
+    """Every group of versions that fit one set of columns, decoded in one batch (rows
+    of all versions interleaved, with null rows between): each row is what a single
+    decode at its own version gives; a field its version lacks has its default."""
+    versions = sorted({r["version"] for r in recs})
+    progs = {v: kcodec.program(name, v) for v in versions}
+    trees = [v for v in versions if all(KA.fits(progs[u], progs[v]) for u in versions if u <= v)]
+    for top in trees:
+        group = [v for v in versions if v <= top and KA.fits(progs[v], progs[top])]
+        rows = [r for r in recs if r["version"] in group]
+        if len(group) < 2:
+            continue
+        which, values = [], []
+        for r in rows:
+            which += [group.index(r["version"]), -1]
+            values += [bytes.fromhex(r["hex"]), b"\xff"]
+        batch = KA.decode_programs([progs[v] for v in group], values, which)
+        assert batch.schema.equals(KA.decode(name, [], top).schema)
+        got = batch.to_pylist()
+        for r, row, null in zip(rows, got[::2], got[1::2]):
+            assert row.pop("_error") is None
+            value = kcodec.decode(name, bytes.fromhex(r["hex"]), r["version"])
+            assert row == KA.to_arrow_value(layout(progs[top]), 0, value), r["id"]
+            assert set(null.values()) == {None}
+
+
+def test_versions_in_one_pass_defaults_errors_and_nulls(use_engine):
+    p3, p4 = kcodec.program("OffsetCommitValue", 3), kcodec.program("OffsetCommitValue", 4)
+    assert KA.fits(p3, p4) and not KA.fits(p4, p3)
+    assert not KA.fits(kcodec.program("OffsetCommitValue", 1), p4)    # expireTimestamp
+    v3 = _ocv(5, epoch=2)
+    v4 = kcodec.encode("OffsetCommitValue", {"offset": 6, "leaderEpoch": -1, "metadata": "xyz",
+                                             "commitTimestamp": 10}, 4)
+    values = [v3, v4, v4 + b"\x00", v3[:3], v4, v3]
+    batch = KA.decode_programs([p3, p4, None], values, [0, 1, 1, 0, 2, -1])
+    rows = batch.to_pylist()
+    # v3 has no topic id nor tagged fields: the v4 default, no unknown tags
+    assert rows[0] == {"offset": 5, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 7,
+                       "topicId": bytes(16), "_unknown_tagged_fields": [], "_error": None}
+    assert rows[1]["offset"] == 6 and rows[1]["metadata"] == "xyz"
+    for i, version in ((2, 4), (3, 3)):     # each bad row: its own version's error
+        with pytest.raises(kcodec.DecodeError) as e:
+            kcodec.decode("OffsetCommitValue", values[i], version)
+        assert rows[i]["_error"] == str(e.value) and rows[i]["offset"] is None
+    for i in (4, 5):                        # a None program, which -1: null rows
+        assert set(rows[i].values()) == {None}
+    with pytest.raises(ValueError, match="columns differ"):
+        KA.decode_programs([p4, kcodec.program("OffsetCommitValue", 1)], [v4], [0])
+    with pytest.raises(ValueError, match="which"):
+        KA.decode_programs([p3, p4], [v3], [2])
