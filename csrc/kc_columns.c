@@ -373,9 +373,13 @@ static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
     if (n) {
         if (c->data_cap - c->data_len < n && (rc = grow_data(c, c->data_len + n)) != KC_OK)
             return rc;
-        if (n <= 16) {          /* names and short strings: no call */
+        uint8_t *dst = c->data + c->data_len;
+        if (n >= 8 && n <= 16) {    /* names: two overlapping words, no call, no loop */
+            memcpy(dst, p, 8);
+            memcpy(dst + n - 8, p + n - 8, 8);
+        } else if (n < 8) {
             for (size_t i = 0; i < n; i++)
-                c->data[c->data_len + i] = p[i];
+                dst[i] = p[i];
         } else {
             memcpy(c->data + c->data_len, p, n);
         }

@@ -149,7 +149,9 @@ def decode_program(prog: Program, values: Any, *, skip: int = 0,
 
 def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
     a, b = into[i], nodes[j]
-    if (a.kind, a.type, a.name, a.nullable, a.default) != (b.kind, b.type, b.name, b.nullable, b.default):
+    if (a.kind, a.type, a.nullable, a.default) != (b.kind, b.type, b.nullable, b.default):
+        return False
+    if i and a.name != b.name:      # the message's own name aside (e.g. a legacy twin)
         return False
     ak, bk = a.kids, b.kids
     if a.kind == N_STRUCT and len(ak) != len(bk):
@@ -164,7 +166,8 @@ def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
 
 def fits(prog: Program, into: Program) -> bool:
     """Whether rows of ``prog`` decode into the columns of ``into`` (another version of
-    the message): the same fields with the same types, nullability and defaults, where
+    the message, or a message of the same layout): the same fields with the same types,
+    nullability and defaults, where
     ``into`` may be flexible and ``prog`` not: its rows then take the defaults of
     ``into``'s tagged fields and have no unknown tags, as Kafka reads a field a version
     does not have."""
