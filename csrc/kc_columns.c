@@ -742,12 +742,15 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
 {
     const int32_t *s = kc_prog_struct(d->code, sidx);
     int32_t nf = KC_S_NF(s);
+    /* loaded once: the stores into the columns below could alias them for the compiler */
+    kc_col *const nodes = d->t->nodes;
+    const int32_t *const kids = d->t->kids + c->first_kid;
     int rc;
     if (KC_UNLIKELY(depth > KC_MAX_DEPTH))
         return cfail(d, KC_E_DEPTH, d->pos);
     for (int32_t i = 0; i < nf; i++) {
         const int32_t *f = KC_S_FIELD(s, i);
-        kc_col *k = KID(d->t, c, i);
+        kc_col *k = &nodes[kids[i]];
         /* scalars and strings inline: a flat struct never leaves this loop */
         if (f[0] <= KC_T_UUID)
             rc = cd_fixed(d, k, f[0]);
