@@ -298,7 +298,11 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
     templates: List[List[Any]] = [[_C["line"]], _HEAD + [_C["tail"]]]   # 0: record_json's, 1: a tail
     printed = fast & want
     slow = want & ~fast
-    for c in np.unique(combo[printed]).tolist():
+    # the distinct combinations are few and come in runs: look at the run starts only
+    cp = np.where(printed, combo, -1)
+    for c in np.unique(cp[np.r_[True, cp[1:] != cp[:-1]]]).tolist():
+        if c < 0:
+            continue
         k, rt, v = c >> 40, (c >> 20) & 0xFFFF, c & 0xFFFFF
         rt = rt - 0x10000 if rt >= 0x8000 else rt
         tpl = _template(int(k), int(rt), -1 if k == 1 else int(v))
