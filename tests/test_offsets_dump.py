@@ -8,7 +8,10 @@ the fixture segments and on legacy (magic 0/1) twins of them.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -211,3 +214,15 @@ def test_legacy_segments(tmp_path, magic):
         ref = _dump(f, False)
         assert _dump(f, True) == ref
         assert _dump(f, True, _SELECTIONS[1]) == _dump(f, False, _SELECTIONS[1])
+
+
+def test_without_extensions_the_record_path_prints_the_same(tmp_path):
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(_mixed_log())
+    outs = []
+    for env in ({}, {"KCODEC_NO_EXTENSIONS": "1"}):
+        r = subprocess.run([sys.executable, "-m", "kcodec", "offsets", "dump", str(f)], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, **env))
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1] and outs[0].count("\n") > 10

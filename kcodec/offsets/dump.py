@@ -3,13 +3,15 @@
 Two ways to the same lines.  :func:`record_json` builds a record's line from objects
 (:func:`kcodec.log.iter_batches` and :func:`~kcodec.offsets.records.decode_record`): the
 reference.  :func:`iter_dump` streams them from the columnar path
-(:func:`~kcodec.offsets.columns.iter_offset_columns`): offset commits and their
-tombstones, the bulk of any such log, are formatted as Arrow string kernels over whole
-columns, from a template per (record type, value version) that :func:`record_json` itself
-prints for sentinel values, so both ways cannot drift apart; every other row (group
-metadata, KIP-848 records, control records, records with headers) takes
-:func:`record_json`, and so does any chunk with a corrupt batch.  Tests compare both on
-every fixture segment and on generated and corrupted logs.
+(:func:`~kcodec.offsets.columns.iter_offset_columns`): the text is written by a generic
+C kernel (:func:`kcodec.log._jsonl.write_lines`, csrc/kc_jsonl.c) straight from the
+columns.  Offset commits and their tombstones, the bulk of any such log, follow a
+template per (record type, value version) that :func:`record_json` itself prints for
+sentinel values, so both ways cannot drift apart; each batch's header fields are written
+once per batch; records the columns hold as objects (group metadata, KIP-848 records)
+get their tail from :func:`~kcodec.offsets.records.to_json`; control records and records
+with headers take :func:`record_json`, and so does any chunk with a corrupt batch.  Tests
+compare both on every fixture segment, legacy segments, and generated and corrupted logs.
 """
 from __future__ import annotations
 
@@ -19,15 +21,16 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, O
 
 import numpy as np
 
-from kcodec import log as _log
+from kcodec import _ext, log as _log
 from kcodec.log.dump import chunk_batch, chunk_batches
 
 from .columns import KIND_OTHER
 from .records import OffsetsRecord, decode_record, record_types, to_json
 
+# the JSON-lines writer (csrc/kc_jsonl.c); without it (or pyarrow) every line takes record_json
+_jsonl = _ext.load("kcodec.log._jsonl")
 try:
     import pyarrow as _pa
-    import pyarrow.compute as _pc
 except ImportError:  # pragma: no cover - without pyarrow every line takes record_json
     _pa = None
 
@@ -228,7 +231,7 @@ def _texts(text: Any, ends: np.ndarray) -> Dict[str, Any]:
 
 def _batch_heads(ch: Any, file: Optional[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Each batch's line head up to ``"offset": `` and from ``"timestamp_type"`` on."""
-    from kcodec.log._jsonl import write_lines
+    write_lines = _jsonl.write_lines
     b = ch.batches
     nb = len(b)
     battr = b["attributes"].astype(np.int64)
@@ -267,7 +270,7 @@ def _rows_of(ch: Any) -> Tuple[np.ndarray, ...]:
 def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[str]) -> Optional[Iterable[Any]]:
     """The chunk's lines as an iterable of UTF-8 buffers, or None when its rows are not the ones
     expected (then the reference path prints it)."""
-    from kcodec.log._jsonl import write_lines
+    write_lines = _jsonl.write_lines
     bi, within, offs, hdr = _rows_of(ch)
     if len(offs) != len(cols["offset"]) or not np.array_equal(offs, cols["offset"]):
         return None       # not the rows we think: the reference path decides
@@ -375,16 +378,17 @@ def _slow_chunk(ch: Any, sel: Selection, file: Optional[str], strict: bool = Fal
 
 
 def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional[str] = None,
-              columnar: bool = True, strict: bool = False, **kwargs: Any) -> Iterator[Tuple[List[Any], int, int, Any]]:
+              columnar: bool = True, strict: bool = False, **kwargs: Any) -> Iterator[Tuple[Iterable[Any], int, int, Any]]:
     """Yield ``(pieces, corrupt batches, end position, first error)`` per chunk of ``source``
     (one segment file or bytes): the chunk's dump lines as pieces to write in order
-    (``str``, or UTF-8 buffers from the columnar path), how many of its batches were
+    (``str``, or UTF-8 buffers from the columnar path, an iterable that formats them as it
+    is consumed, a few MB at a time), how many of its batches were
     corrupt, how far reading got, and the first corrupt batch's
     :class:`~kcodec.log.BatchError` (None).  ``file`` replaces the file name in the lines
     (e.g. ``-`` for stdin); ``columnar=False`` takes the reference path throughout;
     ``strict=True`` ends at the first corrupt batch (its chunk's lines stop before it)."""
     from .columns import iter_offset_columns
-    if not columnar or _pa is None:
+    if not columnar or _pa is None or _jsonl is None:
         for ch in _log.iter_chunks(source, **kwargs):
             text, bad = _slow_chunk(ch, selection, file, strict)
             yield [text], bad, ch.base + int(ch.batches["next_position"].max()), \
