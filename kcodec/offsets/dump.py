@@ -214,11 +214,15 @@ def _strings(arr: Any) -> Optional[Dict[str, Any]]:
                         bufs[0] if arr.null_count else None, arr.offset)}
 
 
-def _raw(lines: List[str]) -> Dict[str, Any]:
-    """Whole lines, formatted already, as write_lines' raw text column."""
+def _raw(lines: List[str]) -> Optional[Dict[str, Any]]:
+    """Whole lines, formatted already, as write_lines' raw text column (None: beyond the
+    int32 offsets of Arrow's layout)."""
     enc = [x.encode() for x in lines]
+    ends = np.cumsum([len(x) for x in enc], dtype=np.int64)
+    if len(ends) and ends[-1] > np.iinfo(np.int32).max:
+        return None
     offs = np.zeros(len(enc) + 1, np.int32)
-    np.cumsum([len(x) for x in enc], out=offs[1:])
+    offs[1:] = ends
     return {"raw": (offs, b"".join(enc))}
 
 
@@ -344,6 +348,9 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
                 slot[r] = len(lines)
                 row_tpl[r] = 0
                 lines.append(_dumps(record_json(batch, rec, dec, file)))
+    tails_col, lines_col = _raw(tails), _raw(lines)
+    if tails_col is None or lines_col is None:
+        return None
     head1, head2 = _batch_heads(ch, file)
     columns: List[Dict[str, Any]] = [
         dict(head1, take=bi),
@@ -356,8 +363,8 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
         {"values": np.ascontiguousarray(cols["leader_epoch"], np.int32)},
         {"values": np.ascontiguousarray(cols["commit_timestamp"], np.int64)},
         {"values": np.ascontiguousarray(cols["expire_timestamp"], np.int64)},
-        dict(_raw(tails), take=slot),
-        dict(_raw(lines), take=slot),
+        dict(tails_col, take=slot),
+        dict(lines_col, take=slot),
     ]
     order = logorder[row_tpl[logorder] >= 0]
     # written a block at a time as the caller takes them: a few MB alive at once
