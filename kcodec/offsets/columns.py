@@ -265,7 +265,7 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     ``leader_epoch`` (-1 = none), ``metadata``, ``commit_timestamp``,
     ``expire_timestamp`` (-1 = none), ``value_version``; ``other``: ``[(row, OffsetsRecord)]``
     for kind 2; ``errors``: the chunk's corrupt batches; ``file``; ``end``: the file position
-    reading has reached.
+    reading has reached; ``chunk``: the :class:`~kcodec.log.Chunk` the columns come from.
     """
     verify = kwargs.pop("verify_crc", True)
     chunk = kwargs.pop("chunk_size", _KR.DEFAULT_CHUNK)
@@ -353,5 +353,6 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                         res[k] = [v[j] for j in order.tolist()]
         res["errors"] = [ch.errors[i] for i in sorted(ch.errors)]
         res["file"] = ch.file
+        res["chunk"] = ch
         res["end"] = ch.base + (int(ch.batches["next_position"].max()) if len(ch.batches) else 0)
         yield res

@@ -3,30 +3,34 @@
 Two ways to the same lines.  :func:`record_json` builds a record's line from objects
 (:func:`kcodec.log.iter_batches` and :func:`~kcodec.offsets.records.decode_record`): the
 reference.  :func:`iter_dump` streams them from the columnar path
-(:func:`~kcodec.offsets.columns.iter_offset_columns`): offset commits and their
-tombstones, the bulk of any such log, are formatted as Arrow string kernels over whole
-columns, from a template per (record type, value version) that :func:`record_json` itself
-prints for sentinel values, so both ways cannot drift apart; every other row (group
-metadata, KIP-848 records, control records, records with headers) takes
-:func:`record_json`, and so does any chunk with a corrupt batch.  Tests compare both on
-every fixture segment and on generated and corrupted logs.
+(:func:`~kcodec.offsets.columns.iter_offset_columns`): the text is written by a generic
+C kernel (:func:`kcodec.log._jsonl.write_lines`, csrc/kc_jsonl.c) straight from the
+columns.  Offset commits and their tombstones, the bulk of any such log, follow a
+template per (record type, value version) that :func:`record_json` itself prints for
+sentinel values, so both ways cannot drift apart; each batch's header fields are written
+once per batch; records the columns hold as objects (group metadata, KIP-848 records)
+get their tail from :func:`~kcodec.offsets.records.to_json`; control records and records
+with headers take :func:`record_json`, and so does any chunk with a corrupt batch.  Tests
+compare both on every fixture segment, legacy segments, and generated and corrupted logs.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from kcodec import log as _log
+from kcodec import _ext, log as _log
 from kcodec.log.dump import chunk_batch, chunk_batches
 
+from .columns import KIND_OTHER
 from .records import OffsetsRecord, decode_record, record_types, to_json
 
+# the JSON-lines writer (csrc/kc_jsonl.c); without it (or pyarrow) every line takes record_json
+_jsonl = _ext.load("kcodec.log._jsonl")
 try:
     import pyarrow as _pa
-    import pyarrow.compute as _pc
 except ImportError:  # pragma: no cover - without pyarrow every line takes record_json
     _pa = None
 
@@ -181,21 +185,73 @@ def _template(kind: int, rtype: int, version: int) -> Optional[List[Tuple[bool, 
 
 # --------------------------------------------------------------------------- the columnar path
 
-def _json_strings(arr: Any) -> Any:
-    """A string column as JSON string literals: each distinct value escaped once (groups
-    and topics repeat throughout a log)."""
-    d = _pc.dictionary_encode(arr)
-    lits = _pa.array([json.dumps(s, ensure_ascii=False) for s in d.dictionary.to_pylist()],
-                     _pa.string())
-    return lits.take(d.indices)
+_BLOCK = 1 << 13      # rows per write_lines call: a few MB of text, reused memory
+
+# A line of the columnar path is the batch's head up to "offset", the offset, the
+# timestamp, the batch's head from "timestamp_type" on (both heads written once per
+# batch), then a tail: a template's columns, or text from Python (group metadata and
+# other records decoded as objects), or the whole line from record_json.
+_BATCH_COLS = ("position", "timestamp_type", "producer_id", "producer_epoch",
+               "is_transactional", "partition_leader_epoch")
+_B = {name: i for i, name in enumerate(_BATCH_COLS)}
+_HEAD2 = [', "timestamp_type": "', _B["timestamp_type"], '", "producer_id": ', _B["producer_id"],
+          ', "producer_epoch": ', _B["producer_epoch"], ', "is_transactional": ',
+          _B["is_transactional"], ', "is_control": false, "partition_leader_epoch": ',
+          _B["partition_leader_epoch"], ", "]
+_COLS = ("head1", "offset", "timestamp", "head2", "group", "topic", "metadata", "partition",
+         "commit_offset", "leader_epoch", "commit_timestamp", "expire_timestamp", "tail", "line")
+_C = {name: i for i, name in enumerate(_COLS)}
+_HEAD = [_C["head1"], _C["offset"], ', "timestamp": ', _C["timestamp"], _C["head2"]]
 
 
-def _numbers(a: np.ndarray) -> Any:
-    return _pc.cast(_pa.array(a), _pa.string())
+def _strings(arr: Any) -> Optional[Dict[str, Any]]:
+    """An Arrow string column as write_lines' JSON strings (None: not a plain string array)."""
+    if arr.type != _pa.string():
+        return None
+    bufs = arr.buffers()
+    offs = np.frombuffer(bufs[1], np.int32)[arr.offset:arr.offset + len(arr) + 1]
+    return {"strings": (offs, bufs[2] if bufs[2] is not None else b"",
+                        bufs[0] if arr.null_count else None, arr.offset)}
 
 
-def _join(pieces: List[Any]) -> Any:
-    return _pc.binary_join_element_wise(*pieces, "")
+def _raw(lines: List[str]) -> Optional[Dict[str, Any]]:
+    """Whole lines, formatted already, as write_lines' raw text column (None: beyond the
+    int32 offsets of Arrow's layout)."""
+    enc = [x.encode() for x in lines]
+    ends = np.cumsum([len(x) for x in enc], dtype=np.int64)
+    if len(ends) and ends[-1] > np.iinfo(np.int32).max:
+        return None
+    offs = np.zeros(len(enc) + 1, np.int32)
+    offs[1:] = ends
+    return {"raw": (offs, b"".join(enc))}
+
+
+def _texts(text: Any, ends: np.ndarray) -> Dict[str, Any]:
+    """write_lines' text and row ends as a raw text column."""
+    offs = np.zeros(len(ends) + 1, np.int32)
+    offs[1:] = ends
+    return {"raw": (offs, text)}
+
+
+def _batch_heads(ch: Any, file: Optional[str]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Each batch's line head up to ``"offset": `` and from ``"timestamp_type"`` on."""
+    write_lines = _jsonl.write_lines
+    b = ch.batches
+    nb = len(b)
+    battr = b["attributes"].astype(np.int64)
+    columns = [
+        {"values": b["position"].astype(np.int64) + ch.base},
+        {"codes": ((battr >> 3) & 1).astype(np.uint8), "names": ["CreateTime", "LogAppendTime"]},
+        {"values": b["producer_id"].astype(np.int64)},
+        {"values": b["producer_epoch"].astype(np.int16)},
+        {"codes": ((battr >> 4) & 1).astype(np.uint8), "names": ["false", "true"]},
+        {"values": b["partition_leader_epoch"].astype(np.int32)},
+    ]
+    fj = json.dumps(file if file is not None else ch.file, ensure_ascii=False)
+    rows, tpl = np.arange(nb), np.zeros(nb, np.int32)
+    head1 = ['{"file": ' + fj + ', "position": ', _B["position"], ', "offset": ']
+    return (_texts(*write_lines([head1], columns, rows, tpl, size_hint=(len(fj) + 48) * nb, ends=True)),
+            _texts(*write_lines([_HEAD2], columns, rows, tpl, size_hint=160 * nb, ends=True)))
 
 
 def _rows_of(ch: Any) -> Tuple[np.ndarray, ...]:
@@ -215,22 +271,25 @@ def _rows_of(ch: Any) -> Tuple[np.ndarray, ...]:
     return bi, within, offs, hdr
 
 
-def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[str]) -> Optional[List[Any]]:
-    """The chunk's lines as a list of buffers, or None when its rows are not the ones
+def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[str]) -> Optional[Iterable[Any]]:
+    """The chunk's lines as an iterable of UTF-8 buffers, or None when its rows are not the ones
     expected (then the reference path prints it)."""
+    write_lines = _jsonl.write_lines
     bi, within, offs, hdr = _rows_of(ch)
     if len(offs) != len(cols["offset"]) or not np.array_equal(offs, cols["offset"]):
         return None       # not the rows we think: the reference path decides
     n = len(offs)
     if n == 0:
-        return []
-    b = ch.batches
+        return ()
+    strings = [_strings(cols[k]) for k in ("group", "topic", "metadata")]
+    if any(x is None for x in strings):
+        return None
     kind = np.asarray(cols["kind"])
     key_type = np.asarray(cols["key_type"])
     vv = np.asarray(cols["value_version"])
-    # log order: batch by batch, records in batch order
-    logorder = np.lexsort((within, bi))
-    # which rows are printed
+    # log order: batch by batch, records in batch order (the row order unless compressed
+    # batches were inflated after the others)
+    logorder = np.lexsort((within, bi)) if ch.inflated else np.arange(n)
     want = np.ones(n, bool)
     if sel.first_offset is not None:
         want &= offs >= sel.first_offset
@@ -238,136 +297,79 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
         want &= offs <= sel.last_offset
     fast = ((kind == 0) | (kind == 1)) & (hdr == 0)
     if sel.types is not None:
-        tsel = np.isin(key_type, [t for t in sel.types if t != CONTROL])
-        want &= ~fast | tsel
-    # per-batch head pieces (batches are fewer than records)
-    fj = json.dumps(file if file is not None else ch.file, ensure_ascii=False)
-    bpos = _numbers(b["position"] + ch.base)
-    battr = b["attributes"].astype(np.int64)
-    head1 = _join([_pa.scalar('{"file": ' + fj + ', "position": '), bpos,
-                   _pa.scalar(', "offset": ')])
-    ttype = _pa.array(['CreateTime', 'LogAppendTime']).take(_pa.array((battr >> 3) & 1))
-    txn = _pa.array(["false", "true"]).take(_pa.array((battr >> 4) & 1))
-    head2 = _join([_pa.scalar(', "timestamp_type": "'), ttype, _pa.scalar('", "producer_id": '),
-                   _numbers(b["producer_id"]), _pa.scalar(', "producer_epoch": '),
-                   _numbers(b["producer_epoch"]), _pa.scalar(', "is_transactional": '), txn,
-                   _pa.scalar(', "is_control": false, "partition_leader_epoch": '),
-                   _numbers(b["partition_leader_epoch"]), _pa.scalar(", ")])
-    combos = np.where(fast & want, kind.astype(np.int64) * (1 << 40)
-                      + (key_type.astype(np.int64) & 0xFFFF) * (1 << 20)
-                      + (vv.astype(np.int64) & 0xFFFFF), -1)
-    strings: Dict[str, Any] = {}
-    other = dict(cols["other"])
-    batches: Dict[int, Any] = {}
-    ordered = bool(np.all(logorder[1:] > logorder[:-1])) if n > 1 else True
-    out: List[Any] = []
-    for lo in range(0, n, _BLOCK):      # blocks (in log order) keep the working set small
-        hi = min(n, lo + _BLOCK)
-        rows = np.arange(lo, hi) if ordered else np.sort(logorder[lo:hi])
-        parts_lines: List[Any] = []
-        parts_pos: List[np.ndarray] = []
-        block = combos[rows]
-        slow_rows: List[int] = []
-        for combo in np.unique(block[block >= 0]).tolist():
-            k, rt, v = combo >> 40, (combo >> 20) & 0xFFFF, combo & 0xFFFFF
-            rt = rt - 0x10000 if rt >= 0x8000 else rt
-            tpl = _template(int(k), int(rt), -1 if k == 1 else int(v))
-            idx = rows[block == combo]
-            if tpl is None:
-                slow_rows += idx.tolist()
+        want &= ~fast | np.isin(key_type, [t for t in sel.types if t != CONTROL])
+    # one template per (kind, record type, value version) among the printed fast rows
+    combo = (kind.astype(np.int64) << 40) | ((key_type.astype(np.int64) & 0xFFFF) << 20) \
+        | (vv.astype(np.int64) & 0xFFFFF)
+    row_tpl = np.full(n, -1, np.int32)
+    templates: List[List[Any]] = [[_C["line"]], _HEAD + [_C["tail"]]]   # 0: record_json's, 1: a tail
+    printed = fast & want
+    slow = want & ~fast
+    # the distinct combinations are few and come in runs: look at the run starts only
+    cp = np.where(printed, combo, -1)
+    for c in np.unique(cp[np.r_[True, cp[1:] != cp[:-1]]]).tolist():
+        if c < 0:
+            continue
+        k, rt, v = c >> 40, (c >> 20) & 0xFFFF, c & 0xFFFFF
+        rt = rt - 0x10000 if rt >= 0x8000 else rt
+        tpl = _template(int(k), int(rt), -1 if k == 1 else int(v))
+        mine = printed & (combo == c)
+        if tpl is None:
+            slow |= mine
+            continue
+        row_tpl[mine] = len(templates)
+        templates.append(_HEAD + [_C[t] if is_col else t for is_col, t in tpl])
+    # records decoded as objects (group metadata, ...): their tail from to_json; control
+    # records, records with headers and the rest: the whole line from record_json
+    slot = np.zeros(n, np.int64)
+    tails: List[str] = []
+    lines: List[str] = []
+    if slow.any():
+        other = dict(cols["other"])
+        batches: Dict[int, Any] = {}
+        for r in np.flatnonzero(slow).tolist():
+            dec = other.get(r) if kind[r] == KIND_OTHER and hdr[r] == 0 else None
+            if dec is not None:
+                if sel.types is None or dec.record_type in sel.types:
+                    slot[r] = len(tails)
+                    row_tpl[r] = 1
+                    tails.append(json.dumps(to_json(dec), ensure_ascii=False)[1:] + "\n")
                 continue
-            parts_lines.append(_fast_lines(tpl, idx, bi, offs, cols, head1, head2, strings))
-            parts_pos.append(idx)
-        slow_rows += rows[~fast[rows] & want[rows]].tolist()
-        if slow_rows:
-            slow_rows.sort()
-            lines = []
-            for r in slow_rows:
-                i = int(bi[r])
-                if i not in batches:
-                    batches[i] = chunk_batch(ch, i)
-                batch = batches[i]
-                rec = batch.records[int(within[r])]
-                dec = None
-                if not batch.is_control:
-                    dec = other.get(r)
-                    if dec is None:
-                        dec = decode_record(rec.key, rec.value, errors="report")
-                if sel.wants(rec.offset, _rtype(batch, dec)):
-                    lines.append(_dumps(record_json(batch, rec, dec, file)))
-                else:
-                    lines.append("")
-            parts_lines.append(_pa.array(lines, _pa.string()))
-            parts_pos.append(np.asarray(slow_rows, np.int64))
-        if parts_lines:
-            out += _in_log_order(parts_lines, parts_pos, None if ordered else logorder, lo, hi)
-    return out
-
-
-_BLOCK = 1 << 16
-
-
-def _fast_lines(tpl: List[Tuple[bool, str]], idx: np.ndarray, bi: np.ndarray, offs: np.ndarray,
-                cols: Dict[str, Any], head1: Any, head2: Any, strings: Dict[str, Any]) -> Any:
-    """The lines of rows ``idx`` (one template's) as one Arrow string array."""
-    pidx = _pa.array(idx)
-    bsel = _pa.array(bi[idx])
-    pieces = [head1.take(bsel), _numbers(offs[idx]), _pa.scalar(', "timestamp": '),
-              _numbers(np.asarray(cols["timestamp"])[idx]), head2.take(bsel)]
-    for is_col, t in tpl:
-        if not is_col:
-            pieces.append(_pa.scalar(t))
-        elif t in ("group", "topic", "metadata"):
-            if t not in strings:
-                strings[t] = _json_strings(cols[t])
-            pieces.append(strings[t].take(pidx))
-        else:
-            pieces.append(_numbers(np.asarray(cols[t])[idx]))
-    return _join(pieces)
-
-
-def _in_log_order(parts_lines: List[Any], parts_pos: List[np.ndarray], logorder: Optional[np.ndarray],
-                  lo: int, hi: int) -> List[Any]:
-    """Rows ``lo:hi``'s lines (``parts_pos``: the row numbers of ``parts_lines``) as buffers in
-    log order.  When each part's rows are in log order already (no compressed batch
-    reordered them) those are runs of each part's data buffer, no copy; otherwise one take
-    over all lines."""
-    if logorder is None:     # rows are in log order
-        ranks = [p - lo for p in parts_pos]
-    else:
-        rank = np.empty(len(logorder), np.int64)
-        rank[logorder] = np.arange(len(logorder))
-        ranks = [rank[p] - lo for p in parts_pos]
-    n = hi - lo
-    if all(len(r) < 2 or bool(np.all(r[1:] > r[:-1])) for r in ranks):
-        owner = np.full(n, -1, np.int64)
-        local = np.zeros(n, np.int64)
-        for k, r in enumerate(ranks):
-            owner[r] = k
-            local[r] = np.arange(len(r))
-        printed = owner >= 0
-        owner, local = owner[printed], local[printed]
-        if not len(owner):
-            return []
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        ends = np.r_[starts[1:], len(owner)]
-        views = []
-        for a, b in zip(starts.tolist(), ends.tolist()):
-            arr = parts_lines[int(owner[a])]
-            views.append(_string_bytes(arr.slice(int(local[a]), int(local[b - 1]) + 1 - int(local[a]))))
-        return views
-    order = np.argsort(np.concatenate(ranks), kind="stable")
-    return [_string_bytes(_pa.concat_arrays(parts_lines).take(_pa.array(order)))]
-
-
-def _string_bytes(arr: Any) -> bytes:
-    """The concatenated values of a string array (its data buffer's used span)."""
-    if len(arr) == 0:
-        return b""
-    offsets = np.frombuffer(arr.buffers()[1], np.int64 if arr.type == _pa.large_string() else np.int32)
-    start, end = int(offsets[arr.offset]), int(offsets[arr.offset + len(arr)])
-    data = arr.buffers()[2]
-    return memoryview(data)[start:end] if data is not None else b""  # type: ignore[return-value]
+            i = int(bi[r])
+            if i not in batches:
+                batches[i] = chunk_batch(ch, i)
+            batch = batches[i]
+            rec = batch.records[int(within[r])]
+            if not batch.is_control:
+                dec = other.get(r)
+                if dec is None:
+                    dec = decode_record(rec.key, rec.value, errors="report")
+            if sel.wants(rec.offset, _rtype(batch, dec)):
+                slot[r] = len(lines)
+                row_tpl[r] = 0
+                lines.append(_dumps(record_json(batch, rec, dec, file)))
+    tails_col, lines_col = _raw(tails), _raw(lines)
+    if tails_col is None or lines_col is None:
+        return None
+    head1, head2 = _batch_heads(ch, file)
+    columns: List[Dict[str, Any]] = [
+        dict(head1, take=bi),
+        {"values": offs.astype(np.int64, copy=False)},
+        {"values": np.ascontiguousarray(cols["timestamp"], np.int64)},
+        dict(head2, take=bi),
+        *strings,
+        {"values": np.ascontiguousarray(cols["partition"], np.int32)},
+        {"values": np.ascontiguousarray(cols["commit_offset"], np.int64)},
+        {"values": np.ascontiguousarray(cols["leader_epoch"], np.int32)},
+        {"values": np.ascontiguousarray(cols["commit_timestamp"], np.int64)},
+        {"values": np.ascontiguousarray(cols["expire_timestamp"], np.int64)},
+        dict(tails_col, take=slot),
+        dict(lines_col, take=slot),
+    ]
+    order = logorder[row_tpl[logorder] >= 0]
+    # written a block at a time as the caller takes them: a few MB alive at once
+    return (write_lines(templates, columns, order[lo:lo + _BLOCK], row_tpl, size_hint=600 * _BLOCK)
+            for lo in range(0, len(order), _BLOCK))
 
 
 def _slow_chunk(ch: Any, sel: Selection, file: Optional[str], strict: bool = False) -> Tuple[str, int]:
@@ -383,25 +385,26 @@ def _slow_chunk(ch: Any, sel: Selection, file: Optional[str], strict: bool = Fal
 
 
 def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional[str] = None,
-              columnar: bool = True, strict: bool = False, **kwargs: Any) -> Iterator[Tuple[List[Any], int, int, Any]]:
+              columnar: bool = True, strict: bool = False, **kwargs: Any) -> Iterator[Tuple[Iterable[Any], int, int, Any]]:
     """Yield ``(pieces, corrupt batches, end position, first error)`` per chunk of ``source``
     (one segment file or bytes): the chunk's dump lines as pieces to write in order
-    (``str``, or UTF-8 buffers from the columnar path), how many of its batches were
+    (``str``, or UTF-8 buffers from the columnar path, an iterable that formats them as it
+    is consumed, a few MB at a time), how many of its batches were
     corrupt, how far reading got, and the first corrupt batch's
     :class:`~kcodec.log.BatchError` (None).  ``file`` replaces the file name in the lines
     (e.g. ``-`` for stdin); ``columnar=False`` takes the reference path throughout;
     ``strict=True`` ends at the first corrupt batch (its chunk's lines stop before it)."""
     from .columns import iter_offset_columns
-    chunks = _log.iter_chunks(source, **kwargs)
-    if not columnar or _pa is None:
-        for ch in chunks:
+    if not columnar or _pa is None or _jsonl is None:
+        for ch in _log.iter_chunks(source, **kwargs):
             text, bad = _slow_chunk(ch, selection, file, strict)
             yield [text], bad, ch.base + int(ch.batches["next_position"].max()), \
                 (ch.errors[min(ch.errors)] if ch.errors else None)
             if strict and ch.errors:
                 return
         return
-    for ch, cols in zip(chunks, iter_offset_columns(source, **kwargs)):
+    for cols in iter_offset_columns(source, **kwargs):
+        ch = cols["chunk"]
         end = ch.base + int(ch.batches["next_position"].max())
         text: Any = None
         if not ch.errors and cols["end"] == end:

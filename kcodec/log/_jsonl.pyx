@@ -1,0 +1,228 @@
+# cython: language_level=3
+"""Binding of the JSON-lines writer (csrc/kc_jsonl.c): rows of columns to text.
+
+Only plumbing: Python describes the columns (NumPy arrays and buffers) and the
+templates; the C side writes every line into one growing ``bytearray``.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport calloc, free
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
+from kcodec._kc_status cimport KC_OK, KC_E_SHORT, status_error
+
+import numpy as np
+
+cdef extern from "kc_jsonl.h" nogil:
+    enum:
+        KC_J_I64, KC_J_I32, KC_J_I16, KC_J_I8, KC_J_STR, KC_J_RAW, KC_J_ENUM
+    ctypedef struct kc_jcol:
+        int type
+        const void *values
+        const int32_t *offsets
+        int64_t data_len
+        const uint8_t *valid
+        int64_t bit_offset
+        int64_t length
+        const int64_t *take
+        int64_t take_length
+        const char *const *names
+        const int32_t *name_lens
+        int32_t n_names
+    ctypedef struct kc_jop:
+        int32_t col
+        const char *lit
+        int32_t lit_len
+    ctypedef struct kc_jtemplate:
+        const kc_jop *ops
+        int32_t n_ops
+    int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
+                       const kc_jcol *cols, int32_t n_cols,
+                       const int64_t *rows, const int32_t *row_tpl, int64_t n_row_tpl,
+                       int64_t n_rows, char *out, int64_t cap, int64_t *row_ends,
+                       int64_t *rows_done, int64_t *out_len)
+
+_NUMBER = {np.dtype(np.int64): KC_J_I64, np.dtype(np.int32): KC_J_I32,
+           np.dtype(np.int16): KC_J_I16, np.dtype(np.int8): KC_J_I8}
+
+
+cdef const void *_ptr(object a, list keep) except? NULL:
+    """The address of a contiguous buffer (kept alive in ``keep``), NULL when empty."""
+    cdef const uint8_t[::1] mv
+    cdef const uint8_t *p = NULL
+    mv = memoryview(a).cast("B")
+    keep.append(mv)
+    if mv.shape[0]:
+        p = &mv[0]
+    return p
+
+
+cdef int64_t _len(object a):
+    return memoryview(a).nbytes
+
+
+cdef inline void ends_v_add(int64_t *e, int64_t n, int64_t base) noexcept nogil:
+    """Each call's row ends count from where it started writing."""
+    cdef int64_t k
+    for k in range(n):
+        e[k] += base
+
+
+def _merged(list tpl):
+    """Adjacent literals as one."""
+    out = []
+    for piece in tpl:
+        if isinstance(piece, str) and out and isinstance(out[len(out) - 1], str):
+            out[len(out) - 1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
+def write_lines(list templates, list columns, object rows, object row_template,
+                Py_ssize_t size_hint=1 << 16, bint ends=False):
+    """Rows ``rows`` (indices, int64) in that order as text: row r follows
+    ``templates[row_template[r]]`` (int32; negative: not printed), a list of ``str``
+    literals and ``int`` column references.  A column is a dict:
+    ``{"values": ndarray}`` (int64/int32/int16/int8 numbers),
+    ``{"strings": (offsets int32, data, validity or None, bit_offset)}`` (JSON strings),
+    ``{"raw": (offsets, data)}`` (text as it is), or ``{"codes": uint8 ndarray,
+    "names": [str]}``; any may carry ``"take"`` (int64: row -> entry) and ``"valid"``
+    (a validity bitmap, with ``"bit_offset"``) for nulls.  Returns the text as a
+    ``memoryview`` (over a buffer of its own, ``size_hint`` bytes or more); with
+    ``ends=True`` also the end of each row's text in it (int64, one per ``rows``)."""
+    cdef list keep = []
+    cdef int32_t nc = len(columns), nt = len(templates)
+    cdef kc_jcol *cols = NULL
+    cdef kc_jtemplate *tpls = NULL
+    cdef kc_jop *ops = NULL
+    cdef const char **names
+    cdef int32_t *name_lens
+    cdef Py_ssize_t n_ops
+    cdef int32_t i, k, o = 0
+    cdef kc_jcol *c
+    cdef int rc
+    cdef int64_t done = 0, wrote = 0, used = 0, step = 0, n_rows, cap
+    cdef const int64_t *rp
+    cdef const int32_t *tp
+    cdef int64_t n_tpl
+    cdef char *buf
+    templates = [_merged(t) for t in templates]
+    n_ops = sum(len(t) for t in templates)
+    rows_a = np.ascontiguousarray(rows, np.int64)
+    tpl_a = np.ascontiguousarray(row_template, np.int32)
+    n_rows = len(rows_a)
+    n_tpl = len(tpl_a)
+    ends_a = np.zeros(len(rows_a) if ends else 0, np.int64)
+    cdef int64_t[::1] ends_v = ends_a
+    cdef int64_t *ep = &ends_v[0] if ends and len(rows_a) else NULL
+    out = PyByteArray_FromStringAndSize(NULL, max(size_hint, 64))   # not zeroed: all written
+    try:
+        cols = <kc_jcol *>calloc(max(nc, 1), sizeof(kc_jcol))
+        tpls = <kc_jtemplate *>calloc(max(nt, 1), sizeof(kc_jtemplate))
+        ops = <kc_jop *>calloc(max(n_ops, 1), sizeof(kc_jop))
+        if cols == NULL or tpls == NULL or ops == NULL:
+            raise MemoryError("write_lines: out of memory")
+        for i in range(nc):
+            d = columns[i]
+            c = &cols[i]
+            if "values" in d:
+                v = np.ascontiguousarray(d["values"])
+                if v.dtype not in _NUMBER:
+                    raise TypeError(f"write_lines: column {i}: {v.dtype} is not a signed integer type")
+                c.type = _NUMBER[v.dtype]
+                c.values = _ptr(v, keep)
+                c.length = len(v)
+            elif "strings" in d or "raw" in d:
+                if "strings" in d:
+                    offs, data, valid, bit_offset = d["strings"]
+                    c.type = KC_J_STR
+                    if valid is not None:
+                        c.valid = <const uint8_t *>_ptr(valid, keep)
+                        if _len(valid) * 8 < bit_offset + len(offs) - 1:
+                            raise ValueError(f"write_lines: column {i}: validity bitmap too short")
+                        c.bit_offset = bit_offset
+                else:
+                    offs, data = d["raw"]
+                    c.type = KC_J_RAW
+                offs = np.ascontiguousarray(offs, np.int32)
+                if len(offs) == 0:
+                    raise ValueError(f"write_lines: column {i}: no offsets")
+                c.offsets = <const int32_t *>_ptr(offs, keep)
+                c.length = len(offs) - 1
+                c.values = _ptr(data, keep) if data is not None else NULL
+                c.data_len = _len(data) if data is not None else 0
+            elif "codes" in d:
+                v = np.ascontiguousarray(d["codes"], np.uint8)
+                c.type = KC_J_ENUM
+                c.values = _ptr(v, keep)
+                c.length = len(v)
+                enc = [n.encode() for n in d["names"]]
+                keep.append(enc)
+                names = <const char **>calloc(max(len(enc), 1), sizeof(char *))
+                name_lens = <int32_t *>calloc(max(len(enc), 1), sizeof(int32_t))
+                if names == NULL or name_lens == NULL:
+                    free(names)
+                    free(name_lens)
+                    raise MemoryError("write_lines: out of memory")
+                for k in range(len(enc)):
+                    names[k] = <const char *>enc[k]
+                    name_lens[k] = len(enc[k])
+                c.names = names
+                c.name_lens = name_lens
+                c.n_names = len(enc)
+            else:
+                raise ValueError(f"write_lines: column {i}: no values, strings, raw or codes")
+            if "take" in d and d["take"] is not None:
+                t = np.ascontiguousarray(d["take"], np.int64)
+                c.take = <const int64_t *>_ptr(t, keep)
+                c.take_length = len(t)
+            if "valid" in d and d["valid"] is not None:
+                c.valid = <const uint8_t *>_ptr(d["valid"], keep)
+                c.bit_offset = d.get("bit_offset", 0)
+                if _len(d["valid"]) * 8 < c.bit_offset + c.length:
+                    raise ValueError(f"write_lines: column {i}: validity bitmap too short")
+        for i in range(nt):
+            tpls[i].ops = &ops[o]
+            tpls[i].n_ops = len(templates[i])
+            for piece in templates[i]:
+                if isinstance(piece, str):
+                    b = piece.encode() + bytes(16)      # KC_JSONL_PAD
+                    keep.append(b)
+                    ops[o].col = -1
+                    ops[o].lit = <const char *>b
+                    ops[o].lit_len = len(b) - 16
+                else:
+                    if not 0 <= piece < nc:
+                        raise ValueError(f"write_lines: template {i}: no column {piece}")
+                    ops[o].col = piece
+                o += 1
+        rp = <const int64_t *>_ptr(rows_a, keep)
+        tp = <const int32_t *>_ptr(tpl_a, keep)
+        while True:
+            cap = len(out)
+            buf = PyByteArray_AS_STRING(out)
+            with nogil:
+                rc = kc_jsonl_write(tpls, nt, cols, nc, rp + done, tp, n_tpl, n_rows - done,
+                                    buf + used, cap - used, ep + done if ep else NULL,
+                                    &step, &wrote)
+            if ep:
+                ends_v_add(ep + done, step, used)
+            done += step
+            used += wrote
+            if rc == KC_OK:
+                break
+            if rc != KC_E_SHORT:
+                raise status_error(rc, "write_lines")
+            PyByteArray_Resize(out, 2 * cap)
+    finally:
+        if cols != NULL:
+            for i in range(nc):
+                free(<void *>cols[i].names)
+                free(<void *>cols[i].name_lens)
+        free(cols)
+        free(tpls)
+        free(ops)
+    # not shrunk: a realloc to the used size would hand the allocator a block smaller
+    # than the next call's, and each call would then map (and fault in) fresh pages
+    if ends:
+        return memoryview(out)[:used], ends_a
+    return memoryview(out)[:used]
