@@ -1,10 +1,12 @@
 """The Arrow-level work behind the Spark column functions: Arrow arrays in, Arrow arrays out.
 
 Everything here runs inside Spark's Python workers on one Arrow batch at a time.  The hot
-path (offset commits, the bulk of any ``__consumer_offsets`` read, and any one message
-at a fixed version) goes through the C bulk decoder :func:`kcodec.arrow.decode`: row
-selection, version-prefix reading and reassembly are NumPy/Arrow vector operations, with
-no Python object per row.  Rows the bulk path cannot take as they are (other record
+path (every known record type at a known version, and any one message at a fixed
+version) goes through the C bulk decoder :func:`kcodec.arrow.decode`, one pass per
+(type, version) that reads its own rows in place (``select``) and leaves the others
+null, so the passes' full-length columns make the result without gathering or
+scattering rows; version-prefix reading is NumPy over the Arrow buffers, with no Python
+object per row.  Rows the bulk path cannot take as they are (other record
 types, version-prefix anomalies, rows the bulk decoder flags) are decoded one by one by
 the single-record APIs (:func:`kcodec.offsets.decode_record`,
 :func:`kcodec.consumer.read_subscription_raw`), so both paths give the same answer and
