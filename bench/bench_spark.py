@@ -80,7 +80,7 @@ def _row_decoder(names):
     types = record_types()
     names = set(names)
 
-    def plain(v):
+    def plain(v):       # as kcodec.spark does it internally, written out: (b) uses no kcodec.spark
         if isinstance(v, dict):
             d = {k: plain(x) for k, x in v.items() if k != "_unknown_tagged_fields"}
             d["_unknown_tagged_fields"] = [{"tag": t, "data": bytes(b)} for t, b in v.get("_unknown_tagged_fields", ())]
