@@ -63,40 +63,60 @@ def _fixture_pairs():
     return out
 
 
-def _expected_offsets(pairs):
-    rows = [K._offsets_row(decode_record(k, v, errors="report")) for k, v in pairs]
-    return pa.array(rows, K.offsets_type()).to_pylist()
+def _expected_offsets(pairs, record_types=None):
+    typ = K.offsets_type(record_types)
+    rows = [K._offsets_row(decode_record(k, v, errors="report"), typ) for k, v in pairs]
+    return pa.array(rows, typ).to_pylist()
 
 
 # --------------------------------------------------------------------------- kernels (no Spark)
 
+_SELECTIONS = [None, "all", ["OffsetCommit"], ["ConsumerGroupMemberMetadata", "ShareGroupMemberMetadata",
+                                                 "StreamsGroupTopology"]]
+
+
 @needs_fixtures
 @pytest.mark.parametrize("binary", [pa.binary(), pa.large_binary()], ids=["binary", "large_binary"])
-def test_offsets_kernel_equals_single_record_api(binary):
+@pytest.mark.parametrize("record_types", _SELECTIONS, ids=["default", "all", "commits", "kip848"])
+def test_offsets_kernel_equals_single_record_api(binary, record_types):
     pairs = _fixture_pairs()
     assert len(pairs) > 300
-    got = K.decode_offsets(pa.array([k for k, _ in pairs], binary), pa.array([v for _, v in pairs], binary))
-    exp = _expected_offsets(pairs)
+    got = K.decode_offsets(pa.array([k for k, _ in pairs], binary), pa.array([v for _, v in pairs], binary),
+                           record_types=record_types)
+    exp = _expected_offsets(pairs, record_types)
     assert got.to_pylist() == exp
-    kinds = {r["type_name"] for r in exp}
-    assert {"OffsetCommit", "GroupMetadata", "ConsumerGroupMemberMetadata"} <= kinds
-    # members of classic consumer groups come with decoded subscriptions/assignments
-    gm = [r for r in exp if r["GroupMetadataValue"] and r["GroupMetadataValue"]["members"]]
-    assert gm and gm[0]["members"][0]["subscription"]["value"]["topics"]
+    assert {1, 2, 3, 5} <= {r["record_type"] for r in exp}
+    if record_types in (None, "all"):
+        # members of classic consumer groups come with decoded subscriptions/assignments
+        gm = [r for r in exp if r["GroupMetadataValue"] and r["GroupMetadataValue"]["members"]]
+        assert gm and gm[0]["members"][0]["subscription"]["value"]["topics"]
 
 
 @needs_fixtures
-def test_offsets_kernel_record_types_narrows_only_the_values():
+def test_offsets_record_types_choose_value_structs_and_keep_every_row():
     pairs = _fixture_pairs()
     keys = pa.array([k for k, _ in pairs], pa.binary())
     vals = pa.array([v for _, v in pairs], pa.binary())
-    full = K.decode_offsets(keys, vals).to_pylist()
+    full = K.decode_offsets(keys, vals, record_types="all").to_pylist()
+    assert all(r["raw_value"] is None for r in full if r["_error"] is None and not r["unknown"])
+    values = [n for n in K.offsets_type("all").names if n.endswith("Value")]
+    assert len(values) == len(kcodec.offsets.record_types())
+    default = K.offsets_type()
+    assert [n for n in default.names if n.endswith("Value")] == [
+        "LegacyOffsetCommitValue", "OffsetCommitValue", "GroupMetadataValue"]
+    assert "members" in default.names and "key" not in default.names
+    assert K.offsets_type("all").field("key").type.names == ["memberId", "regularExpression"]
     got = K.decode_offsets(keys, vals, record_types=["OffsetCommit"])
     names = got.type.names
     assert "OffsetCommitValue" in names and "GroupMetadataValue" not in names and "members" not in names
-    assert len(got) == len(full)            # rows of other types stay, with their key and type
-    assert got.to_pylist() == [{k: r[k] for k in names} for r in full]
-    assert "members" in K.offsets_type(["GroupMetadata"]).names
+    assert len(got) == len(full)            # rows of other types stay, with type, group and raw bytes
+    same = [n for n in names if n != "raw_value"]
+    for g, f, (_, v) in zip(got.to_pylist(), full, pairs):
+        assert {n: g[n] for n in same} == {n: f[n] for n in same}
+        other = f["record_type"] != 1 and f["OffsetCommitValue"] is None
+        assert g["raw_value"] == (v if other and v is not None else f["raw_value"])
+    assert any(g["raw_value"] for g in got.to_pylist())
+    assert K.offsets_type("OffsetCommit") == K.offsets_type(["OffsetCommit"])
     with pytest.raises(ValueError, match="unknown record types"):
         K.offsets_type(["OffsetCommits"])
 
@@ -163,6 +183,7 @@ def test_permissive_and_failfast_offsets():
     assert out[2]["OffsetCommitValue"] is None and out[2]["_error"]
     # an unknown record type is data, not an error (KIP-915)
     assert out[3]["unknown"] and out[3]["record_type"] == 99 and out[3]["_error"] is None
+    assert out[3]["raw_value"] == b"\x00\x00xyz" and out[1]["raw_value"] == val[:9]
     assert out[4]["_error"].startswith("key:")
     assert out[5]["tombstone"] and out[5]["group"] == "g" and out[5]["_error"] is None
     assert len(out) == len(rows)       # nothing dropped
@@ -287,19 +308,24 @@ def test_read_log_corrupted_copy_loses_no_readable_record(spark, tmp_path):
 @needs_fixtures
 def test_from_consumer_offsets_equals_single_record_api(spark, offsets_df):
     from kcodec.spark import from_consumer_offsets
+    sels = {"default": None, "all": "all", "kip848": _SELECTIONS[3]}
     rows = (offsets_df.where("not is_control")
-            .select("partition", "offset", "key", "value", from_consumer_offsets("key", "value").alias("r"))
+            .select("partition", "offset", "key", "value",
+                    *[from_consumer_offsets("key", "value", None if rts is None else {"record_types": rts}).alias(n)
+                      for n, rts in sels.items()])
             .orderBy("partition", "offset").collect())
     assert len(rows) > 300
     pairs = [(bytes(r.key), None if r.value is None else bytes(r.value)) for r in rows]
-    exp = [for_spark(pa.array([e], K.offsets_type())).to_pylist()[0] for e in _expected_offsets(pairs)]
-    for r, e in zip(rows, exp):
-        assert _norm(r.r) == _norm(e), (r.partition, r.offset)
+    for name, rts in sels.items():
+        exp = for_spark(pa.array(_expected_offsets(pairs, rts), K.offsets_type(rts))).to_pylist()
+        for r, e in zip(rows, exp):
+            assert _norm(r[name]) == _norm(e), (name, r.partition, r.offset)
     narrow = (offsets_df.where("not is_control")
               .select(from_consumer_offsets("key", "value", {"record_types": ["OffsetCommit"]}).alias("r"))
-              .select("r.type_name", "r.group", "r.OffsetCommitValue.offset").collect())
+              .select("r.record_type", "r.group", "r.OffsetCommitValue.offset").collect())
     assert sorted(map(tuple, narrow), key=repr) == sorted(
-        ((e["type_name"], e["group"], (e["OffsetCommitValue"] or {}).get("offset")) for e in exp), key=repr)
+        ((r["all"].record_type, r["all"].group, (r["all"].OffsetCommitValue or {"offset": None})["offset"])
+         for r in rows), key=repr)
 
 
 @needs_fixtures

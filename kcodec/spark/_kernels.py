@@ -1,10 +1,12 @@
 """The Arrow-level work behind the Spark column functions: Arrow arrays in, Arrow arrays out.
 
 Everything here runs inside Spark's Python workers on one Arrow batch at a time.  The hot
-path (offset commits, the bulk of any ``__consumer_offsets`` read, and any one message
-at a fixed version) goes through the C bulk decoder :func:`kcodec.arrow.decode`: row
-selection, version-prefix reading and reassembly are NumPy/Arrow vector operations, with
-no Python object per row.  Rows the bulk path cannot take as they are (other record
+path (every known record type at a known version, and any one message at a fixed
+version) goes through the C bulk decoder :func:`kcodec.arrow.decode`, one pass per
+(type, version) that reads its own rows in place (``select``) and leaves the others
+null, so the passes' full-length columns make the result without gathering or
+scattering rows; version-prefix reading is NumPy over the Arrow buffers, with no Python
+object per row.  Rows the bulk path cannot take as they are (other record
 types, version-prefix anomalies, rows the bulk decoder flags) are decoded one by one by
 the single-record APIs (:func:`kcodec.offsets.decode_record`,
 :func:`kcodec.consumer.read_subscription_raw`), so both paths give the same answer and
@@ -24,10 +26,11 @@ from kcodec import arrow as _ka
 from kcodec.consumer import read_assignment_raw, read_subscription_raw
 from kcodec.errors import KcodecError
 from kcodec.offsets import decode_record, record_types
+from kcodec.offsets import record_types as _offsets_record_types
 
 from ._types import conform, for_spark, nulls, union_type
 
-__all__ = ["PERMISSIVE", "FAILFAST", "check_mode", "message_type", "decode_message",
+__all__ = ["PERMISSIVE", "FAILFAST", "ALL", "DEFAULT_RECORD_TYPES", "check_mode", "message_type", "decode_message",
            "offsets_type", "decode_offsets", "protocol_type", "decode_protocol",
            "encode_message", "FailFastError"]
 
@@ -64,17 +67,20 @@ def _prefix16(arr: pa.Array) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the leading big-endian int16, whether the row has one (>= 2 bytes), and
     whether the row is null.  Read straight from the Arrow buffers."""
     n = len(arr)
-    nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else np.zeros(n, bool)
+    nulls = _ka.to_numpy(arr.is_null()) if arr.null_count else np.zeros(n, bool)
     if n == 0:
         return np.zeros(0, np.int16), np.zeros(0, bool), nulls
     bufs = arr.buffers()
     otype = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
     offs = np.frombuffer(bufs[1], otype)[arr.offset:arr.offset + n + 1]
-    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    has = (np.diff(offs) >= 2) & ~nulls
-    out = np.zeros(n, np.uint16)
-    s = offs[:-1][has]
-    out[has] = (data[s].astype(np.uint16) << 8) | data[s + 1]
+    starts = offs[:-1]
+    has = (offs[1:] - starts >= 2) & ~nulls
+    if not has.any():
+        return np.zeros(n, np.int16), has, nulls
+    data = np.frombuffer(bufs[2], np.uint8)
+    at = np.where(has, starts, 0)           # a gather over every row beats masking twice
+    out = (data[at].astype(np.uint16) << 8) | data[at + 1]
+    out[~has] = 0
     return out.view(np.int16), has, nulls
 
 
@@ -92,25 +98,6 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _merge(n: int, parts: Sequence[Tuple[np.ndarray, pa.Array]], typ: pa.DataType,
-           key: Optional[Tuple[Any, ...]] = None) -> pa.Array:
-    """One array of length ``n`` from pieces placed at row indices; other rows null
-    (``key``: names ``typ`` for :func:`nulls`)."""
-    parts = [(i, a) for i, a in parts if len(i)]
-    if not parts:
-        return nulls(n, typ, key)
-    if len(parts) == 1 and len(parts[0][0]) == n:     # row indices are sorted and distinct
-        return parts[0][1]
-    total = sum(len(a) for _, a in parts)
-    pos = np.full(n, total, np.int64)
-    base = 0
-    for idx, a in parts:
-        pos[idx] = np.arange(base, base + len(a))
-        base += len(a)
-    cat = pa.concat_arrays([a for _, a in parts] + [nulls(1, typ, key)])
-    return cat.take(pa.array(pos))
-
-
 def _fail(what: str, rows: np.ndarray, errors: pa.Array, *inputs: pa.Array) -> None:
     i = int(rows[0])
     ctx = []
@@ -121,27 +108,11 @@ def _fail(what: str, rows: np.ndarray, errors: pa.Array, *inputs: pa.Array) -> N
                         f"[{', '.join(ctx)}]")
 
 
-def _assemble(n: int, typ: pa.StructType, parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]],
-              sidx: np.ndarray, slow_rows: List[Dict[str, Any]], mode: str, what: str,
-              *inputs: pa.Array) -> pa.StructArray:
-    """The result column: bulk parts plus the exact path's rows (``slow_rows`` at
-    ``sidx``); FAILFAST raises on the first row with an ``_error``."""
-    if len(sidx):
-        sarr = pa.array(slow_rows, typ)
-        for j, f in enumerate(typ):
-            parts[f.name].append((sidx, sarr.field(j)))
-    # typ is a cached layout object, so its id names it for the all-null arrays
-    out = pa.StructArray.from_arrays([_merge(n, parts[f.name], f.type, (id(typ), f.name)) for f in typ],
-                                     fields=list(typ))
-    err = out.field(ERROR)
-    if mode == FAILFAST and err.null_count < n:
-        _fail(what, np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)), err, *inputs)
-    return out
-
-
-def _struct_of(batch: pa.RecordBatch, drop_error: bool = True) -> pa.StructArray:
+def _struct_of(batch: pa.RecordBatch, drop_error: bool = True, valid: Optional[np.ndarray] = None) -> pa.StructArray:
+    """The batch's columns as one struct column (``valid``: the rows that are not null)."""
     names = [n for n in batch.schema.names if not (drop_error and n == ERROR)]
-    return pa.StructArray.from_arrays([batch.column(n) for n in names], names=names)
+    mask = None if valid is None or valid.all() else _ka.from_numpy(~valid)
+    return pa.StructArray.from_arrays([batch.column(n) for n in names], names=names, mask=mask)
 
 
 # --------------------------------------------------------------------------- any message
@@ -161,7 +132,7 @@ def decode_message(values: Any, name: str, version: int, *, newer: str = "error"
     b = _ka.decode(name, values, version, newer=newer)
     err = b.column(ERROR)
     if mode == FAILFAST and err.null_count < len(err):
-        _fail(f"{name} v{version}", np.flatnonzero(err.is_valid().to_numpy(zero_copy_only=False)), err, values)
+        _fail(f"{name} v{version}", np.flatnonzero(_valid(err)), err, values)
     return _struct_of(b, drop_error=False)
 
 
@@ -219,39 +190,105 @@ def encode_message(structs: Any, name: str, version: int, *, mode: str = FAILFAS
 
 # --------------------------------------------------------------------------- consumer protocol
 
+def _valid(arr: pa.Array) -> np.ndarray:
+    """Which rows of ``arr`` are not null, as NumPy (through the buffers, no pandas)."""
+    if not arr.null_count:
+        return np.ones(len(arr), bool)
+    return _ka.to_numpy(arr.is_valid())
+
+
+def _with_nulls(arr: pa.Array, valid: np.ndarray) -> pa.Array:
+    """A null-free fixed-width array ``arr`` with the rows where ``valid`` is False nulled."""
+    if valid.all():
+        return arr
+    bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(arr.type, len(arr), [bits, arr.buffers()[1]])
+
+
+def _coalesce(arrays: List[pa.Array], n: int, typ: pa.DataType, key: Tuple[Any, ...]) -> pa.Array:
+    """Full-length arrays that are null outside their own rows, as one."""
+    if not arrays:
+        return nulls(n, typ, key)
+    if len(arrays) == 1:
+        return arrays[0]
+    return pa.compute.coalesce(*arrays)
+
+
+def _by_version(schema: str, col: pa.Array, ver: np.ndarray, rows: np.ndarray, versions: Sequence[int],
+                body_t: pa.StructType) -> Tuple[pa.Array, np.ndarray]:
+    """The rows ``rows`` (a mask) of version-prefixed ``col`` decoded, each with the layout of
+    its prefix (one of ``versions``), conformed to ``body_t``: a full-length struct, null on
+    other rows and on the rows that did not decode, which come back as a mask.  The C bulk
+    decoder reads the rows in place (``select``): no gathering and no scattering back."""
+    bad = np.zeros(len(col), bool)
+    parts: List[pa.Array] = []
+    for v in versions:
+        sel = rows & (ver == v)
+        if not sel.any():
+            continue
+        b = _ka.decode(schema, col, v, skip=2, select=None if sel.all() else sel)
+        err = b.column(ERROR)
+        if err.null_count < len(err):
+            e = _valid(err)
+            bad |= e
+            sel = sel & ~e
+        parts.append(conform(_struct_of(b, valid=sel), body_t))
+    return _coalesce(parts, len(col), body_t, (id(body_t), "by_version")), bad
+
+
+def _override(full: pa.Array, idx: np.ndarray, part: pa.Array) -> pa.Array:
+    """``full`` with the rows ``idx`` (sorted) replaced by ``part``."""
+    if not len(idx):
+        return full
+    n = len(full)
+    if len(idx) == n:
+        return part
+    pos = np.arange(n, dtype=np.int64)
+    pos[idx] = n + np.arange(len(idx))
+    return pa.concat_arrays([full, part]).take(_ka.from_numpy(pos))
+
+
+def _finish(typ: pa.StructType, cols: Dict[str, pa.Array], n: int, sidx: np.ndarray,
+            slow_rows: List[Dict[str, Any]], mode: str, what: str, *inputs: pa.Array) -> pa.StructArray:
+    """The result column: the bulk path's full-length ``cols`` (missing: all null) with the
+    exact path's rows (``slow_rows`` at ``sidx``) put in; FAILFAST raises on the first row
+    with an ``_error``."""
+    children = [cols[f.name] if f.name in cols else nulls(n, f.type, (id(typ), f.name)) for f in typ]
+    if len(sidx):
+        sarr = pa.array(slow_rows, typ)
+        children = [_override(c, sidx, sarr.field(j)) for j, c in enumerate(children)]
+    out = pa.StructArray.from_arrays(children, fields=list(typ))
+    err = out.field(ERROR)
+    if mode == FAILFAST and err.null_count < n:
+        _fail(what, np.flatnonzero(_valid(err)), err, *inputs)
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def protocol_type(schema: str) -> pa.StructType:
     """``ConsumerProtocolSubscription``/``Assignment``: the int16 ``version`` prefix, the
     fields of every version 0-3, ``_error``."""
-    body = union_type([_ka.arrow_type(schema, v) for v in range(_PROTOCOL_MAX, -1, -1)])
-    return pa.struct([pa.field("version", pa.int16())] + list(body) + [pa.field(ERROR, pa.string())])
+    return pa.struct([pa.field("version", pa.int16())] + list(_protocol_body(schema)) + [pa.field(ERROR, pa.string())])
+
+
+@functools.lru_cache(maxsize=None)
+def _protocol_body(schema: str) -> pa.StructType:
+    return union_type([_ka.arrow_type(schema, v) for v in range(_PROTOCOL_MAX, -1, -1)])
 
 
 def decode_protocol(values: Any, schema: str, *, mode: str = PERMISSIVE) -> pa.StructArray:
     """Version-prefixed consumer-protocol bytes, as Kafka's ``ConsumerProtocol`` reads them
     (prefix above 3 read with the v3 layout, bytes after the body ignored)."""
     values = _binary(values)
-    typ = protocol_type(schema)
+    typ, body_t = protocol_type(schema), _protocol_body(schema)
     n = len(values)
-    ver, has, nulls = _prefix16(values)
-    fields = {f.name: [] for f in typ}   # type: Dict[str, List[Tuple[np.ndarray, pa.Array]]]
-    slow = [np.flatnonzero(~nulls & ~(has & (ver >= 0) & (ver <= _PROTOCOL_MAX)))]
-    for v in range(_PROTOCOL_MAX + 1):
-        idx = np.flatnonzero(has & (ver == v))
-        if not len(idx):
-            continue
-        b = _ka.decode(schema, values.take(pa.array(idx)), v, skip=2)
-        bad = b.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-        if bad.any():       # e.g. trailing bytes, which Kafka ignores: the exact path decides
-            slow.append(idx[bad])
-            keep = np.flatnonzero(~bad)
-            b = b.take(pa.array(keep))
-            idx = idx[keep]
-        body = conform(_struct_of(b), pa.struct([f for f in typ if f.name not in ("version", ERROR)]))
-        fields["version"].append((idx, pa.array(np.full(len(idx), v, np.int16))))
-        for j, f in enumerate(body.type):
-            fields[f.name].append((idx, body.field(j)))
-    sidx = np.sort(np.concatenate(slow))
+    ver, has, isnull = _prefix16(values)
+    fast = has & (ver >= 0) & (ver <= _PROTOCOL_MAX)
+    body, bad = _by_version(schema, values, ver, fast, range(_PROTOCOL_MAX + 1), body_t)
+    fast &= ~bad          # e.g. trailing bytes, which Kafka ignores: the exact path decides
+    cols = {f.name: body.field(j) for j, f in enumerate(body_t)}
+    cols["version"] = _with_nulls(_ka.from_numpy(ver), fast)
+    sidx = np.flatnonzero(~isnull & ~fast)
     rows: List[Dict[str, Any]] = []
     if len(sidx):
         reader = read_subscription_raw if schema == _SUB else read_assignment_raw
@@ -261,75 +298,103 @@ def decode_protocol(values: Any, schema: str, *, mode: str = PERMISSIVE) -> pa.S
                 rows.append({"version": raw.version, **_py(raw.value)})
             except KcodecError as e:
                 rows.append({ERROR: str(e)})
-    return _assemble(n, typ, fields, sidx, rows, mode, schema, values)
+    return _finish(typ, cols, n, sidx, rows, mode, schema, values)
 
 
 # --------------------------------------------------------------------------- __consumer_offsets
 
+ALL = "all"
+#: What :func:`offsets_type` decodes into value structs when not told: the record types of
+#: the classic group coordinator, which is what a ``__consumer_offsets`` topic mostly holds.
+DEFAULT_RECORD_TYPES = ("LegacyOffsetCommit", "OffsetCommit", "GroupMetadata")
+_GROUP_KEYS = ("group", "groupId")          # every coordinator key starts with one of them
+_TOP_KEYS = _GROUP_KEYS + ("topic", "partition")
+
+
 def _embedded_type(schema: str) -> pa.StructType:
-    body = union_type([_ka.arrow_type(schema, v) for v in range(_PROTOCOL_MAX, -1, -1)])
-    return pa.struct([("version", pa.int16()), ("parsed_version", pa.int16()), ("value", body),
+    return pa.struct([("version", pa.int16()), ("parsed_version", pa.int16()), ("value", _protocol_body(schema)),
                       ("trailing", pa.binary()), ("error", pa.string())])
 
 
 @functools.lru_cache(maxsize=None)
-def _offsets_layout() -> Tuple[pa.StructType, Dict[int, Any], Dict[str, pa.StructType]]:
-    types = record_types()
-    keys = union_type([_ka.arrow_type(info.key, 0) for _, info in sorted(types.items())])
+def _value_types() -> Dict[str, pa.StructType]:
     values: Dict[str, pa.StructType] = {}
-    for _, info in sorted(types.items()):
+    for _, info in sorted(record_types().items()):
         s = kcodec.spec(info.value)
         vs = range(s.valid_versions.highest, s.valid_versions.lowest - 1, -1)
         values[info.value] = union_type([_ka.arrow_type(info.value, v) for v in vs])
-    fields = [("record_type", pa.int16()), ("type_name", pa.string()), ("group", pa.string()),
-              ("topic", pa.string()), ("partition", pa.int32()), ("key", keys),
-              ("value_version", pa.int16()), ("tombstone", pa.bool_()), ("unknown", pa.bool_()),
-              ("newer_than_known", pa.bool_())]
-    fields += list(values.items())
-    fields.append(("members", pa.list_(pa.struct([("subscription", _embedded_type(_SUB)),
-                                                 ("assignment", _embedded_type(_ASG))]))))
-    fields.append((ERROR, pa.string()))
-    return pa.struct(fields), types, values
-
-
-def offsets_type(record_types: Optional[Sequence[str]] = None) -> pa.StructType:
-    """Arrow type of :func:`decode_offsets`: ``record_type``, ``type_name``, ``group``,
-    ``topic``, ``partition``, ``key`` (every key field of the group coordinator's record
-    types), ``value_version``, ``tombstone``, ``unknown`` (KIP-915), ``newer_than_known``,
-    one struct per value schema (``OffsetCommitValue``, ``GroupMetadataValue``,
-    ``ConsumerGroupMemberMetadataValue``, ...; the fields of all its versions, set on the
-    rows of that type), ``members`` (a classic consumer group's decoded member
-    subscriptions/assignments, parallel to ``GroupMetadataValue.members``), ``_error``.
-
-    ``record_types`` (names as :func:`kcodec.offsets.record_types` gives them, e.g.
-    ``["OffsetCommit", "GroupMetadata"]``): keep only those types' value structs (and
-    ``members`` only with ``GroupMetadata``); every other field stays."""
-    return _narrow_type(None if record_types is None else tuple(record_types))
+    return values
 
 
 @functools.lru_cache(maxsize=None)
-def _narrow_type(names: Optional[Tuple[str, ...]]) -> pa.StructType:
-    full, types, _ = _offsets_layout()
+def _members_type() -> pa.DataType:
+    return pa.list_(pa.struct([("subscription", _embedded_type(_SUB)), ("assignment", _embedded_type(_ASG))]))
+
+
+def _selected(names: Any) -> Tuple[str, ...]:
+    """``record_types`` as the sorted tuple of the names it selects (checked)."""
+    types = record_types()
+    by_name = {info.name: rt for rt, info in types.items()}
     if names is None:
-        return full
-    by_name = {info.name: info for info in types.values()}
+        names = DEFAULT_RECORD_TYPES
+    elif isinstance(names, str):
+        names = tuple(by_name) if names.lower() == ALL else (names,)
     unknown = sorted(set(names) - set(by_name))
     if unknown:
-        raise ValueError(f"unknown record types {unknown}; known: {sorted(by_name)}")
-    all_values = {info.value for info in types.values()}
-    keep = {by_name[x].value for x in names}
-    if "LegacyOffsetCommit" in names and 1 in types:    # newer type-0 values are OffsetCommitValue
-        keep.add(types[1].value)
-    return pa.struct([f for f in full
-                      if (f.name not in all_values or f.name in keep)
-                      and (f.name != "members" or "GroupMetadata" in names)])
+        raise ValueError(f"unknown record types {unknown}; known: {sorted(by_name)} (or {ALL!r})")
+    return tuple(sorted(set(names), key=by_name.__getitem__))
 
 
-def _value_field(rtype: int, info: Any, vv: int) -> str:
+def offsets_type(record_types: Any = None) -> pa.StructType:
+    """Arrow type of :func:`decode_offsets`, in this order:
+
+    ``record_type`` (int16, the key's prefix), ``group``, ``topic`` and ``partition`` (from
+    the key: every type has a group, offset commits a topic and partition), ``key`` (the
+    other key fields of the selected types, e.g. ``memberId``; left out when they have
+    none), ``value_version``, ``tombstone``, ``unknown`` (KIP-915: a type this coordinator
+    does not know), ``newer_than_known``, one struct per selected value schema
+    (``OffsetCommitValue``, ``GroupMetadataValue``, ``ConsumerGroupMemberMetadataValue``,
+    ...; the fields of all its versions, set on the rows of that type), ``members`` (with
+    ``GroupMetadata``: a classic consumer group's decoded member subscriptions and
+    assignments, parallel to ``GroupMetadataValue.members``), ``raw_value`` (the value
+    bytes of a row whose value is in no struct here: a type not selected, an unknown type,
+    a value that did not decode) and ``_error``.
+
+    ``record_types``: names as :func:`kcodec.offsets.record_types` gives them, one name, or
+    ``"all"``; default :data:`DEFAULT_RECORD_TYPES` (offset commits and classic group
+    metadata).  Rows of every type are decoded and checked either way; a type not selected
+    keeps its row with type, group, topic/partition and ``raw_value``."""
+    return _offsets_type(_selected(record_types))
+
+
+@functools.lru_cache(maxsize=None)
+def _offsets_type(names: Tuple[str, ...]) -> pa.StructType:
+    types = record_types()
+    by_name = {info.name: info for info in types.values()}
+    values = _value_types()
+    keep = [by_name[x].value for x in names]
+    if "LegacyOffsetCommit" in names and "OffsetCommitValue" not in keep:
+        keep.append("OffsetCommitValue")        # newer type-0 values are OffsetCommitValue
+    extras = union_type([pa.struct([f for f in _ka.arrow_type(by_name[x].key, 0) if f.name not in _TOP_KEYS])
+                         for x in names])
+    fields: List[Any] = [("record_type", pa.int16()), ("group", pa.string()), ("topic", pa.string()),
+                         ("partition", pa.int32())]
+    if extras.num_fields:
+        fields.append(("key", extras))
+    fields += [("value_version", pa.int16()), ("tombstone", pa.bool_()), ("unknown", pa.bool_()),
+               ("newer_than_known", pa.bool_())]
+    fields += [(v, values[v]) for v in values if v in keep]
+    if "GroupMetadata" in names:
+        fields.append(("members", _members_type()))
+    fields += [("raw_value", pa.binary()), (ERROR, pa.string())]
+    return pa.struct(fields)
+
+
+def _value_field(rtype: int, info: Any, vv: Optional[int]) -> str:
     # Type 0 (the 0.8.2 offset key): value versions past the legacy schema are
     # OffsetCommitValue, as kcodec.offsets (and Kafka's pre-4.0 loader) read them.
     types = record_types()
-    if rtype == 0 and vv > info.value_max and 1 in types:
+    if rtype == 0 and vv is not None and vv > info.value_max and 1 in types:
         return types[1].value
     return info.value
 
@@ -341,171 +406,157 @@ def _emb(e: Any) -> Optional[Dict[str, Any]]:
             "trailing": bytes(e.trailing) if e.trailing is not None else None, "error": e.error}
 
 
-def _offsets_row(rec: Any) -> Dict[str, Any]:
-    """One :class:`kcodec.offsets.OffsetsRecord` as a row of :func:`offsets_type`."""
+def _offsets_row(rec: Any, typ: pa.StructType) -> Dict[str, Any]:
+    """One :class:`kcodec.offsets.OffsetsRecord` as a row of ``typ`` (an :func:`offsets_type`)."""
     key = rec.key or {}
     d: Dict[str, Any] = {
-        "record_type": rec.record_type, "type_name": rec.type_name, "group": rec.group_id,
-        "topic": key.get("topic"), "partition": key.get("partition"), "key": _py(rec.key),
-        "value_version": rec.value_version, "tombstone": rec.tombstone, "unknown": rec.unknown,
-        "newer_than_known": rec.newer_than_known, ERROR: rec.error,
+        "record_type": rec.record_type, "group": rec.group_id, "topic": key.get("topic"),
+        "partition": key.get("partition"), "value_version": rec.value_version, "tombstone": rec.tombstone,
+        "unknown": rec.unknown, "newer_than_known": rec.newer_than_known, ERROR: rec.error,
     }
+    names = set(typ.names)
+    if "key" in names and rec.key is not None:
+        d["key"] = {f.name: rec.key.get(f.name) for f in typ.field("key").type}
+    placed = False
     if rec.value is not None:
-        info = record_types()[rec.record_type]
-        d[_value_field(rec.record_type, info, rec.value_version)] = _py(rec.value)
-    if rec.members is not None:
+        vf = _value_field(rec.record_type, record_types()[rec.record_type], rec.value_version)
+        if vf in names:
+            d[vf] = _py(rec.value)
+            placed = True
+    if not placed and rec.value_bytes is not None:
+        d["raw_value"] = bytes(rec.value_bytes)
+    if rec.members is not None and "members" in names:
         d["members"] = [{"subscription": _emb(m.get("subscription")),
                          "assignment": _emb(m.get("assignment"))} for m in rec.members]
     return d
 
 
-def _embedded(col: pa.Array, schema: str, etype: pa.StructType) -> Tuple[Optional[pa.Array], np.ndarray]:
-    """Consumer-protocol bytes of classic members (one per member) as :func:`_embedded_type`
-    rows, bulk-decoded; also which members need the exact path (errors, trailing bytes,
-    versions above 3, where Kafka's reader rules apply)."""
+def _embedded(col: pa.Array, consumer: np.ndarray, schema: str) -> Tuple[pa.Array, np.ndarray]:
+    """Consumer-protocol bytes of classic members (one per member; ``consumer``: the members
+    of consumer groups, the only ones decoded) as :func:`_embedded_type` rows, bulk-decoded;
+    also which members need the exact path (errors, trailing bytes, versions above 3, where
+    Kafka's reader rules apply)."""
+    etype = _embedded_type(schema)
+    ver, has, _ = _prefix16(col)
+    ok = consumer & has & (ver >= 0) & (ver <= _PROTOCOL_MAX)
+    body, bad = _by_version(schema, col, ver, ok, range(_PROTOCOL_MAX + 1), etype.field("value").type)
     m = len(col)
-    ver, has, nulls = _prefix16(col)
-    bad = ~(has & (ver >= 0) & (ver <= _PROTOCOL_MAX))
-    body_t = etype.field("value").type
-    parts: List[Tuple[np.ndarray, pa.Array]] = []
-    for v in range(_PROTOCOL_MAX + 1):
-        idx = np.flatnonzero(~bad & (ver == v))
-        if not len(idx):
-            continue
-        b = _ka.decode(schema, col.take(pa.array(idx)), v, skip=2)
-        e = b.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-        bad[idx[e]] = True
-        parts.append((idx, conform(_struct_of(b), body_t)))
-    if bad.any():
-        return None, bad
-    ver_a = pa.array(ver.astype(np.int16))
+    ver_a = _ka.from_numpy(ver)
     arr = pa.StructArray.from_arrays(
-        [ver_a, ver_a, _merge(m, parts, body_t), pa.repeat(pa.scalar(b"", pa.binary()), m), pa.nulls(m, pa.string())],
+        [ver_a, ver_a, body, pa.repeat(pa.scalar(b"", pa.binary()), m), nulls(m, pa.string(), ("emb-error",))],
         fields=list(etype))
-    return arr, bad
+    return arr, (consumer & ~ok) | bad
 
 
-def _fast_type(rt: int, info: Any, idx: np.ndarray, key: pa.Array, value: pa.Array, vver: np.ndarray,
-               vnull: np.ndarray, n: int, typ: pa.StructType, vt: pa.StructType,
-               parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]]) -> np.ndarray:
-    """Bulk-decode the rows ``idx`` of record type ``rt``; add their columns to ``parts``
-    and return which of them were decoded (the others take the exact path)."""
-    whole = len(idx) == n
-    kb = _ka.decode(info.key, key if whole else key.take(pa.array(idx)), 0, skip=2)
-    good = ~kb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-    sub_v, sub_null = vver[idx], vnull[idx]
-    vparts: List[Tuple[np.ndarray, pa.Array]] = []
-    mparts: List[Tuple[np.ndarray, pa.Array]] = []
-    for v in range(info.value_max + 1):
-        sel = np.flatnonzero(good & ~sub_null & (sub_v == v))
-        if not len(sel):
-            continue
-        vb = _ka.decode(info.value, value if whole and len(sel) == n else value.take(pa.array(idx[sel])),
-                        v, skip=2)
-        vbad = vb.column(ERROR).is_valid().to_numpy(zero_copy_only=False)
-        if vbad.any():
-            good[sel[vbad]] = False
-            keep = np.flatnonzero(~vbad)
-            sel, vb = sel[keep], vb.take(pa.array(keep))
-        val = conform(_struct_of(vb), vt)
-        if info.value == "GroupMetadataValue" and len(sel):
-            mem = _members(vb)
-            if mem is None:       # an embedded payload needs Kafka's exact reader rules
-                good[sel] = False
-                continue
-            mparts.append((sel, mem))
-        vparts.append((sel, val))
-    gsel = np.flatnonzero(good)
-    if not len(gsel):
-        return good
-    rows = idx[gsel]
-    if len(gsel) != len(idx):
-        kb = kb.take(pa.array(gsel))
-    m = len(rows)
-    knames = kb.schema.names
-    parts["record_type"].append((rows, pa.array(np.full(m, rt, np.int16))))
-    parts["type_name"].append((rows, pa.repeat(pa.scalar(info.name), m)))
-    gcol = "group" if "group" in knames else "groupId" if "groupId" in knames else None
-    if gcol is not None:
-        parts["group"].append((rows, kb.column(gcol)))
-    for f in ("topic", "partition"):
-        if f in knames:
-            parts[f].append((rows, kb.column(f).cast(typ.field(f).type)))
-    parts["key"].append((rows, conform(_struct_of(kb), typ.field("key").type)))
-    tomb = sub_null[gsel]
-    parts["value_version"].append((rows, pa.array(vver[rows], mask=tomb)))
-    parts["tombstone"].append((rows, pa.array(tomb)))
-    f0 = pa.array(np.zeros(m, bool))
-    parts["unknown"].append((rows, f0))
-    parts["newer_than_known"].append((rows, f0))
-    # value parts are indexed within idx: map them to rows of the batch
-    pos = np.full(len(idx), -1, np.int64)
-    pos[gsel] = np.arange(m)
-    for name, vp in ((info.value, vparts), ("members", mparts)):
-        for sel, arr in vp:
-            keep = pos[sel] >= 0
-            parts[name].append((rows[pos[sel][keep]], arr if keep.all() else arr.filter(pa.array(keep))))
-    return good
-
-
-def _members(vb: pa.RecordBatch) -> Optional[pa.Array]:
-    """``members`` for GroupMetadataValue rows: the members' decoded subscription and
-    assignment for protocol type "consumer" (null for other protocol types, as
-    kcodec.offsets leaves them), or None when some member needs the exact path."""
-    typ = offsets_type().field("members").type
+def _members(vb: pa.RecordBatch) -> Tuple[pa.Array, np.ndarray]:
+    """``members`` for a full-length GroupMetadataValue batch: the members' decoded
+    subscription and assignment for protocol type "consumer" (null for other protocol
+    types, as kcodec.offsets leaves them), and which rows need the exact path."""
     ms = vb.column("members")
-    consumer = pa.compute.equal(vb.column("protocolType"), "consumer").fill_null(False).to_numpy(zero_copy_only=False)
-    start, end = ms.offsets[0].as_py(), ms.offsets[-1].as_py()
-    flat = ms.values.slice(start, end - start)
-    et = typ.value_type
-    subs, bad_s = _embedded(flat.field("subscription"), _SUB, et.field("subscription").type)
-    if subs is None:
-        return None
-    asgs, bad_a = _embedded(flat.field("assignment"), _ASG, et.field("assignment").type)
-    if asgs is None:
-        return None
-    offsets = pa.compute.subtract(ms.offsets, pa.scalar(start, ms.offsets.type))
-    return pa.ListArray.from_arrays(offsets, pa.StructArray.from_arrays([subs, asgs], fields=list(et)),
-                                    type=typ, mask=pa.array(~consumer))
+    n = len(ms)
+    consumer = _ka.to_numpy(pa.compute.equal(vb.column("protocolType"), "consumer").fill_null(False))
+    consumer &= _valid(ms)
+    offs = _ka.to_numpy(ms.offsets)
+    start = int(offs[0])
+    flat = ms.values.slice(start, int(offs[-1]) - start)
+    member_row = np.repeat(np.arange(n), np.diff(offs))
+    cm = consumer[member_row]
+    subs, bad_s = _embedded(flat.field("subscription"), cm, _SUB)
+    asgs, bad_a = _embedded(flat.field("assignment"), cm, _ASG)
+    bad_rows = np.zeros(n, bool)
+    bad_rows[member_row[bad_s | bad_a]] = True
+    typ = _members_type()
+    arr = pa.ListArray.from_arrays(_ka.from_numpy((offs - start).astype(np.int32)),
+                                   pa.StructArray.from_arrays([subs, asgs], fields=list(typ.value_type)),
+                                   type=typ, mask=_ka.from_numpy(~consumer))
+    return arr, bad_rows
 
 
-def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE,
-                   record_types: Optional[Sequence[str]] = None) -> pa.StructArray:
+def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types: Any = None) -> pa.StructArray:
     """Decode ``__consumer_offsets`` key/value columns (Kafka types; see :func:`offsets_type`,
-    also for ``record_types``: every row is decoded and checked, only the asked-for value
-    structs are built)."""
-    full, types, vtypes = _offsets_layout()
+    also for ``record_types``).
+
+    Known record types at a known value version (and tombstones) are decoded by the C
+    bulk decoder, one pass per (type, version) over the whole batch, each reading only its
+    own rows in place; the columns of the result are those passes' full-length arrays,
+    combined where several types share one (``group``).  Type 0 (0.8.2; its values switch
+    schema), unknown types, version-prefix anomalies and rows the bulk decoder flags take
+    :func:`kcodec.offsets.decode_record`, whose answers and error texts are the reference."""
     typ = offsets_type(record_types)
+    types = _offsets_record_types()
+    values_t = _value_types()
+    names = set(typ.names)
     key, value = _binary(key), _binary(value)
     n = len(key)
     if len(value) != n:
         raise ValueError("key and value columns differ in length")
-    rtype, khas, _ = _prefix16(key)
+    rtype, khas, knull = _prefix16(key)
     vver, vhas, vnull = _prefix16(value)
-    parts: Dict[str, List[Tuple[np.ndarray, pa.Array]]] = {f.name: [] for f in full}
-    slow: List[np.ndarray] = []
-    handled = np.zeros(n, bool)
-    for rt, info in types.items():
-        # Known record types at a known value version (or tombstones): bulk-decoded per
-        # (type, version).  Type 0 (0.8.2) keeps the exact path: its values switch schema.
-        if rt == 0:
+    good = np.zeros(n, bool)          # rows the bulk path decoded
+    raw = np.zeros(n, bool)           # ... whose value bytes go to raw_value (type not selected)
+    pieces: Dict[str, List[pa.Array]] = {}
+    for rt in np.unique(rtype[khas]).tolist():
+        info = types.get(rt)
+        if info is None or rt == 0:
             continue
         ok_v = vhas & (vver >= 0) & (vver <= info.value_max)
-        idx = np.flatnonzero(khas & (rtype == rt) & (vnull | ok_v))
-        if len(idx):
-            handled[idx] = _fast_type(rt, info, idx, key, value, vver, vnull, n, full, vtypes[info.value], parts)
-    slow.append(np.flatnonzero(~handled))
-    sidx = np.sort(np.concatenate(slow)) if slow else np.zeros(0, np.int64)
-    rows_py: List[Dict[str, Any]] = []
-    if len(sidx):
-        for i in sidx.tolist():
-            k = key[i].as_py()
-            v = value[i].as_py()
-            if k is None and v is None:
-                rows_py.append({})      # a null row stays null (not an error)
+        rows = khas & (rtype == rt) & (vnull | ok_v)
+        if not rows.any():
+            continue
+        kb = _ka.decode(info.key, key, 0, skip=2, select=None if rows.all() else rows)
+        kerr = kb.column(ERROR)
+        if kerr.null_count < n:
+            rows &= ~_valid(kerr)
+        vf = info.value if info.value in names else None
+        vals: List[pa.Array] = []
+        for v in np.unique(vver[rows & ~vnull]).tolist():
+            sel = rows & ~vnull & (vver == v)
+            vb = _ka.decode(info.value, value, v, skip=2, select=None if sel.all() else sel)
+            verr = vb.column(ERROR)
+            if verr.null_count < n:
+                e = _valid(verr)
+                rows &= ~e
+                sel &= ~e
+            if vf is None:
+                continue                # decoded to check it; the bytes go to raw_value
+            vals.append(conform(_struct_of(vb, valid=sel), values_t[vf]))
+            if "members" in names and vf == "GroupMetadataValue":
+                mem, mbad = _members(vb)
+                rows &= ~mbad           # an embedded payload needs Kafka's exact reader rules
+                pieces.setdefault("members", []).append(mem)
+        if vf is not None and vals:
+            pieces.setdefault(vf, []).append(_coalesce(vals, n, values_t[vf], ()))
+        elif vf is None:
+            raw |= rows & ~vnull
+        good |= rows
+        knames = kb.schema.names
+        for f in knames:
+            if f == ERROR:
                 continue
-            rows_py.append(_offsets_row(decode_record(k, v, errors="report")))
-    return _assemble(n, typ, parts, sidx, rows_py, mode, "__consumer_offsets record", key, value)
+            pieces.setdefault("group" if f in _GROUP_KEYS else f if f in _TOP_KEYS else "key." + f,
+                              []).append(kb.column(f))
+    cols: Dict[str, pa.Array] = {}
+    for f in typ:
+        if f.name == "key":
+            kt = f.type
+            kids = [_coalesce(pieces.get("key." + g.name, []), n, g.type, (id(kt), g.name)) for g in kt]
+            cols["key"] = pa.StructArray.from_arrays(kids, fields=list(kt), mask=_ka.from_numpy(~good))
+        elif f.name in pieces:
+            cols[f.name] = _coalesce(pieces[f.name], n, f.type, (id(typ), f.name))
+    cols["record_type"] = _with_nulls(_ka.from_numpy(rtype), good)
+    cols["value_version"] = _with_nulls(_ka.from_numpy(vver), good & ~vnull)
+    cols["tombstone"] = _with_nulls(_ka.from_numpy(vnull), good)
+    no = _with_nulls(_ka.from_numpy(np.zeros(n, bool)), good)
+    cols["unknown"] = cols["newer_than_known"] = no
+    if raw.any():
+        cols["raw_value"] = pa.compute.if_else(_ka.from_numpy(raw), value.cast(pa.binary()),
+                                               pa.scalar(None, pa.binary()))
+    # a row null in both key and value stays null (not an error)
+    sidx = np.flatnonzero(~good & ~(knull & vnull))
+    rows_py: List[Dict[str, Any]] = []
+    for i in sidx.tolist():
+        rows_py.append(_offsets_row(decode_record(key[i].as_py(), value[i].as_py(), errors="report"), typ))
+    return _finish(typ, cols, n, sidx, rows_py, mode, "__consumer_offsets record", key, value)
 
 
 def spark_ready(arr: pa.Array) -> pa.Array:

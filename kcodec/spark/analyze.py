@@ -218,6 +218,14 @@ class _SparkProgress:
             self._progress.stop()
 
 
+def _type_names() -> Any:
+    """A map column from record type to its name (``OffsetCommit``, ...) for the tables."""
+    from pyspark.sql import functions as F
+    from kcodec.offsets import record_types
+    return F.create_map(*[c for rt, info in sorted(record_types().items())
+                          for c in (F.lit(rt).cast("short"), F.lit(info.name))])
+
+
 def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *,
             downgrade_to: Optional[str] = None, progress: bool = False,
             bucket_seconds: Optional[int] = None) -> Analysis:
@@ -240,10 +248,11 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
                 .select(F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
                         F.col("offset").alias("log_offset"), "timestamp", "producer_id", "is_transactional",
-                        from_consumer_offsets("key", "value").alias("r"))
+                        from_consumer_offsets("key", "value", {"record_types": "all"}).alias("r"))
                 # topic/partition: the decoded record's (an offset commit's); log_*: where it is
                 .select("log_topic", "log_partition", "log_offset", "timestamp", "producer_id",
                         "is_transactional", "r.*")
+                .withColumn("type_name", _type_names()[F.col("record_type")])
                 .cache())
         stats = recs.agg(F.count("*").alias("n"), F.min("timestamp").alias("lo"), F.max("timestamp").alias("hi"),
                          F.sum((F.col("_error").isNotNull() | F.col("unknown") | F.col("newer_than_known"))

@@ -11,7 +11,7 @@ null and says why in its ``_error`` field (message, version, field path, byte of
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
 
 import pyarrow as pa
 
@@ -44,7 +44,7 @@ def _spark_struct(t: pa.StructType) -> Any:
     return spark_type(t, nullable_top=True)
 
 
-def offsets_schema(record_types: Optional[Sequence[str]] = None) -> Any:
+def offsets_schema(record_types: Any = None) -> Any:
     """The Spark type :func:`from_consumer_offsets` returns (``record_types``: as its option)."""
     return _spark_struct(K.offsets_type(record_types))
 
@@ -54,9 +54,9 @@ def kafka_message_schema(name: str, version: int, newer: str = "error") -> Any:
     return _spark_struct(K.message_type(name, version, newer))
 
 
-def _offsets_udf(mode: str, record_types: Optional[Sequence[str]] = None) -> Any:
-    rts = None if record_types is None else tuple(record_types)
-    typ = K.offsets_type(rts)           # checks the names here, on the driver
+def _offsets_udf(mode: str, record_types: Any = None) -> Any:
+    rts = K._selected(record_types)     # checks the names here, on the driver
+    typ = K.offsets_type(rts)
 
     def f(key: pa.Array, value: pa.Array) -> pa.Array:
         return for_spark(K.decode_offsets(key, value, mode=mode, record_types=rts), arrow_type=typ)
@@ -78,23 +78,39 @@ def _message_udf(name: str, version: int, newer: str, mode: str) -> Any:
 def from_consumer_offsets(key: ColumnOrName, value: ColumnOrName,
                           options: Optional[Dict[str, Any]] = None) -> Any:
     """Decode ``__consumer_offsets`` records (the ``key``/``value`` columns of Spark's Kafka
-    source) with :mod:`kcodec.offsets`' semantics: record type, group, topic, partition,
-    the key, one struct per value schema (offset commits, classic group metadata with
-    its members' decoded subscriptions/assignments in ``members``, the KIP-848, share
-    and streams group records), ``tombstone``, ``unknown`` record types as data
-    (KIP-915), ``newer_than_known``, ``_error``.
+    source) with :mod:`kcodec.offsets`' semantics.  The struct's fields:
 
-    ``options["record_types"]`` (e.g. ``["OffsetCommit"]``, names as
-    :func:`kcodec.offsets.record_types` gives them): the result holds only those types'
-    value structs, a much narrower column that Spark moves far faster.  Rows of other
-    types stay, with their record type, group, key and ``_error``, and are still
-    checked; only their value struct is left out."""
+    - ``record_type`` (smallint: the key's type prefix, 1 offset commit, 2 group metadata,
+      3-8 KIP-848 consumer groups, 10-15 share groups, 16 regular expressions, 17-23
+      streams groups; names in :func:`kcodec.offsets.record_types`), ``group``, ``topic``
+      and ``partition`` (from the key), ``key`` (the other key fields of the selected
+      types, such as ``memberId``; absent when they have none), ``value_version``,
+      ``tombstone``, ``unknown`` (KIP-915: a record type kcodec does not know is data,
+      not an error), ``newer_than_known``;
+    - one struct per selected record type's value (``OffsetCommitValue``,
+      ``GroupMetadataValue``, ``ConsumerGroupMemberMetadataValue``, ...: the fields of
+      all its versions, set on the rows of that type) and, with ``GroupMetadata``,
+      ``members``: a classic consumer group's members' decoded subscriptions and
+      assignments, parallel to ``GroupMetadataValue.members``;
+    - ``raw_value``: the value bytes of a row whose value is in no struct of this
+      result (a type not selected, an unknown type, a value that did not decode);
+    - ``_error``.
+
+    ``options["record_types"]``: which types get a value struct, as names
+    (``["OffsetCommit", "ConsumerGroupMemberMetadata"]``), or ``"all"``.  Default: the
+    classic group coordinator's ``LegacyOffsetCommit``, ``OffsetCommit`` and
+    ``GroupMetadata``, what ``__consumer_offsets`` mostly holds.  Every struct is a set
+    of Arrow buffers as long as the batch that Spark moves and converts whether a row
+    uses it or not, so the narrow default is several times faster than ``"all"``.  No
+    row is ever left out: a row of another type is still decoded and checked, and comes
+    with its type, group, topic/partition, ``raw_value`` and ``_error``
+    (``from_kafka_message("r.raw_value", ...)`` or ``record_types="all"`` decodes it).
+
+    ``options["mode"]``: ``"PERMISSIVE"`` (default) or ``"FAILFAST"``."""
     mode, rest = K.check_mode(options)
     rts = rest.pop("record_types", None)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
-    if isinstance(rts, str):
-        rts = [rts]
     return _offsets_udf(mode, rts)(key, value)
 
 
@@ -156,11 +172,13 @@ def register(spark: Any, messages: Any = (), *, options: Optional[Dict[str, Any]
     ``kcodec_consumer_offsets(key, value)``, ``kcodec_consumer_subscription(bytes)``,
     ``kcodec_consumer_assignment(bytes)``; and for each ``(name, version)`` of
     ``messages``, ``kcodec_<name>_v<version>(bytes)`` (e.g. ``kcodec_OffsetCommitValue_v4``).
-    ``options`` as for the column functions (one mode for all)."""
+    ``options`` as for the column functions (one mode for all; ``record_types`` for
+    ``kcodec_consumer_offsets``)."""
     mode, rest = K.check_mode(options)
+    rts = rest.pop("record_types", None)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
-    spark.udf.register("kcodec_consumer_offsets", _offsets_udf(mode))
+    spark.udf.register("kcodec_consumer_offsets", _offsets_udf(mode, rts))
     spark.udf.register("kcodec_consumer_subscription", _protocol_udf(K._SUB, mode))
     spark.udf.register("kcodec_consumer_assignment", _protocol_udf(K._ASG, mode))
     for name, version in messages:
