@@ -423,3 +423,68 @@ def test_bad_configs_and_inputs():
         rack_optimize_active(ri, np.zeros((2, 1), dtype=np.uint8), [1], 1, 0)
     with pytest.raises(ValueError):
         rack_optimize_active(ri, np.zeros((3, 1), dtype=np.uint8), [1], 1, 0)
+
+
+# ---- the leader, the simulator and the CLI ----
+
+def _rack_subs(racks_by_member):
+    from kcodec.consumer import Subscription, encode_subscription as enc_consumer
+    from kcodec.streams import SubscriptionInfo, encode_subscription
+    out = {}
+    for m, (pid, rack) in racks_by_member.items():
+        ud = encode_subscription(SubscriptionInfo(11, 11, pid, f"h{pid.int}:1", {}))
+        out[m] = enc_consumer(Subscription(["in"], ud, rack_id=rack))
+    return out
+
+
+def test_leader_takes_client_racks_from_consumer_rack_ids():
+    from kcodec.streams.leader import Topology, assign_group
+    topo = Topology.single_topic("in", 6, end_offset_sum=0)
+    topo.replica_racks = {TopicPartition("in", p): [f"r{p % 2}"] for p in range(6)}
+    # the sticky assignor's default costs (1, 10) favour staying put: configure HA-like ones
+    cfg = AssignmentConfigs(rack_aware_assignment_strategy="min_traffic", rack_aware_assignment_traffic_cost=10,
+                            rack_aware_assignment_non_overlap_cost=1)
+    a, b = uuid.UUID(int=1), uuid.UUID(int=2)
+    members = {"a-1": (a, "r0"), "a-2": (a, "r0"), "b-1": (b, "r1")}
+    for assignor in ("ha", "sticky"):
+        res = assign_group(_rack_subs(members), topo, cfg, assignor=assignor)
+        assert res.tasks.rack_aware
+        # a (two threads) gets 4 tasks, b 2; every task b runs reads from its own rack r1
+        assert all(t.partition % 2 == 1 for t in res.tasks.active[b])
+    # two consumers of one process on different racks: Kafka turns the optimisation off
+    split = {"a-1": (a, "r0"), "a-2": (a, "r1"), "b-1": (b, "r1")}
+    assert not assign_group(_rack_subs(split), topo, cfg).tasks.rack_aware
+    assert not assign_group(_rack_subs(members), topo, cfg, assignor="fallback").tasks.rack_aware
+
+
+def test_simulator_counts_cross_rack_reads():
+    from kcodec.streams.simulate import simulate_scale
+    finals = {}
+    for strategy in ("none", "min_traffic", "balance_subtopology"):
+        cfg = AssignmentConfigs(rack_aware_assignment_strategy=strategy)
+        rep = simulate_scale(3, add=1, tasks=12, assignor="ha", configs=cfg, racks=3)
+        assert rep.balanced
+        finals[strategy] = rep.rounds[-1].cross_rack
+    # 4 members on racks 0, 1, 2, 0 and 4 tasks per rack: at best 2 tasks of racks 1 and 2 read remotely
+    assert finals["min_traffic"] == finals["balance_subtopology"] == 2 < finals["none"]
+    with pytest.raises(ValueError):
+        simulate_scale(3, racks=-1)
+
+
+def test_cli_rack_aware_flags():
+    import io
+    import json as _json
+    from kcodec.streams import cli
+    import argparse
+    p = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(p.add_subparsers(dest="command"))
+    ns = p.parse_args(["streams", "simulate-scale", "--instances", "3", "--add", "1", "--tasks", "12",
+                       "--assignor", "ha", "--racks", "3", "--rack-aware-assignment-strategy", "min_traffic",
+                       "--rack-aware-assignment-traffic-cost", "10", "--json"])
+    buf = io.StringIO()
+    assert ns.func(ns, buf) == 0
+    assert _json.loads(buf.getvalue())[0]["rounds"][-1]["cross_rack"] == 2
+    ns = p.parse_args(["streams", "simulate-scale", "--assignor", "ha", "--racks", "2",
+                       "--rack-aware-assignment-strategy", "min_traffic"])
+    buf = io.StringIO()
+    assert ns.func(ns, buf) == 0 and "actives reading across racks" in buf.getvalue()
