@@ -29,13 +29,13 @@ typedef struct {
     redge *e;
     int32_t ne;
     /* scratch */
-    int64_t *dist;
+    int64_t *dist, *scan;
     uint8_t *has, *seen;
     int32_t *parent, *pedge, *queue;
 } rgraph;
 
 static void graph_free(rgraph *g) {
-    free(g->ids); free(g->start); free(g->e); free(g->dist); free(g->has); free(g->seen);
+    free(g->ids); free(g->start); free(g->e); free(g->dist); free(g->scan); free(g->has); free(g->seen);
     free(g->parent); free(g->pedge); free(g->queue);
     memset(g, 0, sizeof *g);
 }
@@ -83,13 +83,14 @@ static int graph_build(rgraph *g, const kc_flow_edge *edges, int32_t m) {
     g->start = calloc(nn, sizeof(int32_t));
     g->e = malloc(ne * sizeof(redge));
     g->dist = malloc(nn * sizeof(int64_t));
+    g->scan = malloc(nn * sizeof(int64_t));
     g->has = malloc(nn);
     g->seen = malloc(nn);
     g->parent = malloc(nn * sizeof(int32_t));
     g->pedge = malloc(nn * sizeof(int32_t));
     g->queue = malloc(nn * sizeof(int32_t));
     int32_t *pos = malloc(ne * sizeof(int32_t));
-    if (!g->ids || !g->start || !g->e || !g->dist || !g->has || !g->seen || !g->parent || !g->pedge
+    if (!g->ids || !g->start || !g->e || !g->dist || !g->scan || !g->has || !g->seen || !g->parent || !g->pedge
         || !g->queue || !pos) {
         free(all); free(pos); graph_free(g);
         return KC_STREAMS_ENOMEM;
@@ -137,11 +138,20 @@ static void push(rgraph *g, int32_t ei, int32_t f) {   /* move f units along res
     if (c->orig >= 0 && c->flow >= f) c->flow -= f;
 }
 
+/* Off (the default): skip the edges of a node whose distance has not changed since they were
+ * last scanned in this search; none of them could relax (the node's distance is the same and
+ * every other distance only falls), so the search relaxes exactly what Kafka's full scan does,
+ * in the same order.  On: scan everything, as Kafka does (tests compare the two). */
+static int full_scan = 0;
+
+void kc_streams_rack_full_scan(int on) { full_scan = on; }
+
 /* Graph.detectNegativeCycles from the dummy node: the node relaxed first in the last pass,
  * or -1. */
 static int32_t detect(rgraph *g) {
     const int32_t n = g->n, passes = n + 1;
     memset(g->has, 0, (size_t)n + 1);
+    memset(g->seen, 0, (size_t)n + 1);       /* seen[u]: u's edges scanned at distance scan[u] */
     g->has[0] = 1;
     g->dist[0] = 0;
     for (int32_t i = 0; i < passes; i++) {
@@ -154,6 +164,9 @@ static int32_t detect(rgraph *g) {
             }
         for (int32_t u = 1; u <= n; u++) {
             if (!g->has[u]) continue;
+            if (!full_scan && g->seen[u] && g->scan[u] == g->dist[u]) continue;
+            g->seen[u] = 1;
+            g->scan[u] = g->dist[u];
             for (int32_t k = g->start[u]; k < g->start[u + 1]; k++) {
                 const redge *e = &g->e[k];
                 if (e->residual == 0) continue;

@@ -488,3 +488,29 @@ def test_cli_rack_aware_flags():
                        "--rack-aware-assignment-strategy", "min_traffic"])
     buf = io.StringIO()
     assert ns.func(ns, buf) == 0 and "actives reading across racks" in buf.getvalue()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_skipping_unchanged_nodes_gives_kafkas_full_scan_result(seed):
+    """The Bellman-Ford search skips nodes whose distance did not change; scanning every edge
+    of every pass, as Kafka's code does, must pick the very same cycles."""
+    from kcodec.streams._tasks import _rack_full_scan
+    rnd = random.Random(300 + seed)
+    cl, tasks, parts = random_cluster(rnd, rnd.randint(3, 7), rnd.randint(1, 3), rnd.randint(3, 9))
+    for c in cl:
+        c.task_lags = {t: rnd.choice([-2, 0, 50_000]) for t in tasks}
+    results = []
+    non_overlap = rnd.choice([0, 1])
+    for full in (False, True):
+        _rack_full_scan(full)
+        try:
+            out = []
+            for strategy in ("min_traffic", "balance_subtopology"):
+                cfg = AssignmentConfigs(num_standby_replicas=2, rack_aware_assignment_strategy=strategy,
+                                        rack_aware_assignment_non_overlap_cost=non_overlap)
+                res = assign_tasks(cl, tasks, {t: 100_000 for t in tasks}, cfg, partitions=parts)
+                out.append(res.role.tolist())
+        finally:
+            _rack_full_scan(False)
+        results.append(out)
+    assert results[0] == results[1]

@@ -26,6 +26,7 @@ cdef extern from "kc_streams_tasks.h":
         int32_t u, v, capacity, cost, flow
     int kc_streams_min_cost_flow(kc_flow_edge *edges, int32_t n_edges, int32_t has_source, int32_t source,
                                  int32_t has_sink, int32_t sink, int64_t *cost, int32_t *bad_node) nogil
+    void kc_streams_rack_full_scan(int on) nogil
     int kc_streams_max_flow(kc_flow_edge *edges, int32_t n_edges, int32_t source, int32_t sink,
                             int64_t *flow) nogil
     int kc_streams_rack_optimize_active(const kc_rack_input *inp, int32_t n_clients, int32_t n_tasks,
@@ -464,3 +465,8 @@ def min_cost_flow(edges, source=None, sink=None):
         raise ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "
                          "a repeated edge or an edge both ways")
     return a32[:, 4].astype(np.int64), cost
+
+
+def _rack_full_scan(bint on):
+    """Testing: make the Bellman-Ford search scan every edge of every pass, as Kafka does."""
+    kc_streams_rack_full_scan(on)
