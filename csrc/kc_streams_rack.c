@@ -451,6 +451,8 @@ static int solve_tasks(const ctx *x, const int32_t *cl, int32_t k, const int32_t
             int32_t j = g.ids[r->dest] - base;
             if (j == owner[i]) break;
             uint8_t kind = x->standby ? KC_ROLE_STANDBY : KC_ROLE_ACTIVE;
+            /* ClientState.assignActive/assignStandby: Kafka throws if the client holds it already */
+            if (ROLE_AT(x->role, x->T, cl[j], t) != KC_ROLE_NONE) { rc = KC_STREAMS_EINVAL; goto out; }
             ROLE_AT(x->role, x->T, cl[owner[i]], t) = KC_ROLE_NONE;
             ROLE_AT(x->role, x->T, cl[j], t) = kind;
             *moved = 1;
