@@ -374,13 +374,20 @@ cdef _rack_check(int rc, str what):
         raise ValueError(f"{what}: invalid assignment (a task on no client or on two clients)")
 
 
+cdef _role_copy(RackInput rack, role):
+    out = np.ascontiguousarray(role, dtype=np.uint8).copy()
+    if out.shape != (rack.n_clients, rack.n_tasks):
+        raise ValueError("role must be (clients, tasks)")
+    return out
+
+
 def rack_optimize_active(RackInput rack, role, in_list, int traffic_cost, int non_overlap_cost):
     """RackAwareTaskAssignor.optimizeActiveTasks over the tasks flagged in ``in_list``:
     ``(new role[C, T], cost)``."""
-    out = np.ascontiguousarray(role, dtype=np.uint8).copy()
+    out = _role_copy(rack, role)
     cdef const uint8_t[::1] fl = np.ascontiguousarray(in_list, dtype=np.uint8)
-    if out.shape != (rack.n_clients, rack.n_tasks) or fl.shape[0] != rack.n_tasks:
-        raise ValueError("role must be (clients, tasks) and in_list (tasks,)")
+    if fl.shape[0] != rack.n_tasks:
+        raise ValueError("in_list must be (tasks,)")
     cdef uint8_t[:, ::1] rl = out
     cdef uint8_t d8 = 0
     cdef int64_t cost = 0
@@ -396,9 +403,7 @@ def rack_optimize_active(RackInput rack, role, in_list, int traffic_cost, int no
 
 def rack_optimize_standby(RackInput rack, role, int traffic_cost, int non_overlap_cost):
     """RackAwareTaskAssignor.optimizeStandbyTasks: ``(new role[C, T], standby cost)``."""
-    out = np.ascontiguousarray(role, dtype=np.uint8).copy()
-    if out.shape != (rack.n_clients, rack.n_tasks):
-        raise ValueError("role must be (clients, tasks)")
+    out = _role_copy(rack, role)
     cdef uint8_t[:, ::1] rl = out
     cdef uint8_t d8 = 0
     cdef int64_t cost = 0
