@@ -62,8 +62,8 @@ from .._java import java_hashmap_capacity, java_string_hash
 from .protocol import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId, task_sort_key
 
 __all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_standbys", "assign_tasks",
-           "assign_tasks_fallback",
-           "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash", "task_id_hash"]
+           "assign_tasks_fallback", "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash",
+           "standby_task_assignor", "task_id_hash"]
 
 LONG_MAX = (1 << 63) - 1
 
@@ -220,8 +220,10 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
     lag = compute_lags(cl, order, end_offset_sums or {})
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
-    tags = _tag_inputs(cl, order, flags, configs) if configs.num_standby_replicas > 0 else {}
-    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=bool(tags))
+    # Kafka's HA assignor asks StandbyTaskAssignorFactory with no RackAwareTaskAssignor (null)
+    tag_of = _standby_tags(cl, configs, False) if configs.num_standby_replicas > 0 else None
+    tags = _tag_inputs(cl, order, flags, *tag_of) if tag_of else {}
+    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=tag_of[1] if tag_of else None)
     role, am, sm = ha_assign(st, cap, lag, configs.num_standby_replicas, configs.max_warmup_replicas,
                              configs.acceptable_recovery_lag, rack=rack, **tags)
     res = _result([c.process_id for c in cl], order, role, am, sm)
@@ -230,7 +232,8 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
 
 
 def _rack(cl: Sequence[StreamsClient], order: List[TaskId], configs: AssignmentConfigs,
-          partitions: Optional["TaskPartitions"], default_costs: Tuple[int, int], *, tags: bool = False,
+          partitions: Optional["TaskPartitions"], default_costs: Tuple[int, int], *,
+          tags: Optional[Sequence[Mapping[str, str]]] = None,
           pid_order: Optional[Sequence[int]] = None):
     """The rack-aware optimiser's input, or None where canEnableRackAwareAssignor says no."""
     from .racks import can_enable_rack_aware_assignor, configured_costs, rack_input
@@ -242,22 +245,48 @@ def _rack(cl: Sequence[StreamsClient], order: List[TaskId], configs: AssignmentC
                       pid_order=pid_order, tags=tags)
 
 
+def standby_task_assignor(configs: AssignmentConfigs, clients: Optional[Iterable[StreamsClient]] = None) -> str:
+    """Which standby assignor Kafka's ``StandbyTaskAssignorFactory.create`` picks:
+    ``"client_tag"`` (ClientTagAwareStandbyTaskAssignor on the ``client_tags``) when
+    ``rack_aware_assignment_tags`` is set; else ``"rack"`` (the same assignor with each client's
+    rack as its only tag, key ``rack``) when handed a RackAwareTaskAssignor - here: ``clients``
+    given - whose ``validClientRack`` holds (every client has one rack, see
+    :meth:`StreamsClient.rack`; the strategy is not consulted, so ``"none"`` too); else
+    ``"default"`` (DefaultStandbyTaskAssignor).  Kafka 4.1.1's HighAvailabilityTaskAssignor
+    hands it null and its LegacyStickyTaskAssignor places standbys itself, so the rack-only
+    variant runs only where a caller passes the rack assignor, as :func:`assign_standbys`
+    does with ``racks_as_tags=True``."""
+    if configs.rack_aware_assignment_tags:
+        return "client_tag"
+    if clients is not None and all(c.rack() is not None for c in clients):
+        return "rack"
+    return "default"
+
+
+def _standby_tags(cl: Sequence[StreamsClient], configs: AssignmentConfigs, racks_as_tags: bool):
+    """(tag keys, each client's tags) of the chosen tag-aware standby assignor, or None."""
+    kind = standby_task_assignor(configs, cl if racks_as_tags else None)
+    if kind == "client_tag":
+        return list(dict.fromkeys(configs.rack_aware_assignment_tags)), [c.client_tags for c in cl]
+    if kind == "rack":
+        return ["rack"], [{"rack": c.rack()} for c in cl]
+    return None
+
+
 def _tag_inputs(cl: Sequence[StreamsClient], order: List[TaskId], flags: Mapping[TaskId, bool],
-                configs: AssignmentConfigs) -> Dict[str, np.ndarray]:
-    """The ClientTagAwareStandbyTaskAssignor's view of the clients (empty without tags)."""
-    keys = list(dict.fromkeys(configs.rack_aware_assignment_tags))
-    if not keys:
-        return {}
+                keys: Sequence[str], tag_of: Sequence[Mapping[str, str]]) -> Dict[str, np.ndarray]:
+    """The ClientTagAwareStandbyTaskAssignor's view of the clients: the tag ``keys`` it spreads
+    standbys over and each client's tags (``clientTagFunction``)."""
     values: List[Dict[str, int]] = [{} for _ in keys]
     client_tag = np.full((len(cl), len(keys)), -1, dtype=np.int32)
-    for c, client in enumerate(cl):
+    for c in range(len(cl)):
         for k, key in enumerate(keys):
-            v = client.client_tags.get(key)
+            v = tag_of[c].get(key)
             if v is not None:
                 client_tag[c, k] = values[k].setdefault(v, len(values[k]))
     # isAllowedTaskMovement: every tag of the source (configured or not) equal on the destination
     groups: Dict[frozenset, int] = {}
-    gid = np.array([groups.setdefault(frozenset(c.client_tags.items()), len(groups)) for c in cl])
+    gid = np.array([groups.setdefault(frozenset(t.items()), len(groups)) for t in tag_of])
     sets = list(groups)
     sub = np.array([[a <= b for b in sets] for a in sets], dtype=np.uint8)
     sf = np.array([i for i, t in enumerate(order) if flags[t]], dtype=np.int64)
@@ -272,11 +301,15 @@ def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID
                     tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
                     configs: AssignmentConfigs = AssignmentConfigs(), *,
                     stateful: Optional[Iterable[TaskId]] = None,
-                    partitions: Optional["TaskPartitions"] = None) -> TaskAssignment:
+                    partitions: Optional["TaskPartitions"] = None,
+                    racks_as_tags: bool = False) -> TaskAssignment:
     """Only the HighAvailabilityTaskAssignor's standby step (``assignStandbyReplicaTasks``):
     the ``DefaultStandbyTaskAssignor`` or, with ``rack_aware_assignment_tags``, the
     ``ClientTagAwareStandbyTaskAssignor``, then standbys balanced over threads and, where
-    enabled, optimised for rack traffic, around the given active tasks (each exactly once)."""
+    enabled, optimised for rack traffic, around the given active tasks (each exactly once).
+    ``racks_as_tags``: hand the factory the rack assignor, as Kafka's own tests do (its HA
+    assignor passes null): without tags and with every client on a rack the standbys spread
+    over racks (:func:`standby_task_assignor` ``"rack"``)."""
     from ._tasks import standby_assign
 
     cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
@@ -293,8 +326,9 @@ def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID
             role[row[pid], index[t]] = 1
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
-    tags = _tag_inputs(cl, order, flags, configs)
-    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=bool(tags)) \
+    tag_of = _standby_tags(cl, configs, racks_as_tags)
+    tags = _tag_inputs(cl, order, flags, *tag_of) if tag_of else {}
+    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=tag_of[1] if tag_of else None) \
         if configs.num_standby_replicas > 0 else None
     role = standby_assign(st, cap, role, configs.num_standby_replicas, rack=rack, **tags)
     res = _result([c.process_id for c in cl], order, role, 0, 0)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -121,9 +121,10 @@ def _groups(order: Sequence[TaskId]) -> Tuple[np.ndarray, int]:
 
 def rack_input(clients: Sequence[StreamsClient], order: Sequence[TaskId], partitions: TaskPartitions,
                strategy: str, costs: Tuple[int, int], *, standby: bool, pid_order: Optional[Sequence[int]] = None,
-               tags: bool = False):
+               tags: Optional[Sequence[Mapping[str, str]]] = None):
     """The C kernel's view (``_tasks.RackInput``) of clients (rows in the given order) and tasks
-    (TaskId order)."""
+    (TaskId order); ``tags``: each client's tags as the standby assignor sees them, when its
+    ``isAllowedTaskMovement`` constrains standby moves."""
     from ._tasks import RackInput
 
     if strategy not in RACK_AWARE_STRATEGIES[1:]:
@@ -138,9 +139,9 @@ def rack_input(clients: Sequence[StreamsClient], order: Sequence[TaskId], partit
     group, n_groups = _groups(order)
     tag_off = tag_ids = None
     n_tag_ids = 0
-    if tags:
+    if tags is not None:
         ids: Dict[Tuple[str, str], int] = {}
-        per = [[ids.setdefault(kv, len(ids)) for kv in c.client_tags.items()] for c in clients]
+        per = [[ids.setdefault(kv, len(ids)) for kv in t.items()] for t in tags]
         tag_off = np.zeros(len(clients) + 1, dtype=np.int32)
         tag_off[1:] = np.cumsum([len(p) for p in per])
         tag_ids = np.array([i for p in per for i in p], dtype=np.int32)
@@ -203,20 +204,33 @@ def optimize_active_tasks(clients: Iterable[StreamsClient], active: Mapping[_uui
 def optimize_standby_tasks(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID, Iterable[TaskId]],
                            standby: Mapping[_uuid.UUID, Iterable[TaskId]], partitions: TaskPartitions, *,
                            traffic_cost: int = 10, non_overlap_cost: int = 1,
-                           client_tag_constraint: bool = False) -> Tuple[Dict[_uuid.UUID, List[TaskId]], int]:
+                           client_tag_constraint: Union[bool, str] = False
+                           ) -> Tuple[Dict[_uuid.UUID, List[TaskId]], int]:
     """``RackAwareTaskAssignor.optimizeStandbyTasks``: the new standby tasks per client and
     ``standByTasksCost`` afterwards.  ``client_tag_constraint``: moves must keep the number of
-    distinct client tags (``client_tags``) over the task's holders, as the
-    ClientTagAwareStandbyTaskAssignor allows them; otherwise any move is allowed."""
+    distinct client tags over the task's holders, as the ClientTagAwareStandbyTaskAssignor
+    allows them: True for the clients' ``client_tags``, ``"rack"`` for the rack-only variant
+    (each client's rack as its one tag ``rack``, see ``standby_task_assignor``); False: any
+    move is allowed."""
     from ._tasks import rack_optimize_standby
 
     cl, tasks, role = _table(clients, active, standby)
     if not tasks:
         return _mapping(cl, tasks, role, 2), 0
     ri = rack_input(cl, tasks, partitions, "min_traffic", (traffic_cost, non_overlap_cost), standby=True,
-                    tags=client_tag_constraint)
+                    tags=_constraint_tags(cl, client_tag_constraint))
     out, cost = rack_optimize_standby(ri, role, traffic_cost, non_overlap_cost)
     return _mapping(cl, tasks, out, 2), int(cost)
+
+
+def _constraint_tags(cl: Sequence[StreamsClient], constraint: Union[bool, str]):
+    if constraint == "rack":
+        return [{"rack": c.rack()} for c in cl]
+    if constraint is True:
+        return [c.client_tags for c in cl]
+    if constraint is False:
+        return None
+    raise ValueError("client_tag_constraint must be True, False or 'rack'")
 
 
 def _cost(clients, placed: Mapping[_uuid.UUID, Iterable[TaskId]], partitions: TaskPartitions, traffic_cost: int,
