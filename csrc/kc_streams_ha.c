@@ -258,6 +258,11 @@ static int place_standbys(st *s, const kc_ha_input *in) {
         }
     }
     balance(s, 1);
+    if (in->rack) {   /* optimizeStandbyTasks with the standby assignor's move predicate */
+        int rc = kc_streams_rack_optimize_standby(in->rack, s->C, s->T, s->role, in->rack->traffic_cost,
+                                                  in->rack->non_overlap_cost, NULL);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -323,6 +328,10 @@ int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
         next = (next + 1) % C;
     }
     balance(&s, 0);
+    /* rack-aware optimisation of the stateful actives (moves keep every client's count) */
+    if (in->rack && (rc = kc_streams_rack_optimize_active(in->rack, C, T, in->stateful, s.role,
+                                                          in->rack->traffic_cost, in->rack->non_overlap_cost, NULL)))
+        goto done;
 
     /* 2. standbys */
     if ((rc = place_standbys(&s, in))) goto done;
@@ -400,6 +409,11 @@ int kc_streams_ha_assign(const kc_ha_input *in, kc_ha_output *out) {
             if (lc < pl) { pick = c; pl = lc; }
         }
         set_role(&s, pick, t, KC_ROLE_ACTIVE);
+    }
+    if (in->rack) {   /* stateless tasks: traffic cost 1, non-overlap cost 0 */
+        uint8_t *stateless = caught;      /* reuse: C * T >= T bytes when T > 0 */
+        for (int32_t t = 0; t < T; t++) stateless[t] = !in->stateful[t];
+        rc = kc_streams_rack_optimize_active(in->rack, C, T, stateless, s.role, 1, 0, NULL);
     }
 
 done:

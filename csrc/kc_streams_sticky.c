@@ -172,6 +172,51 @@ static int32_t find_client(sk *s, int32_t t, const uint8_t *within, const int32_
     return prev;
 }
 
+/* The rack optimisation moves actives between clients without touching TaskPairs (Kafka
+ * records pairs only when it places a task); the clients' held task lists follow the moves.
+ * owner is scratch of T entries. */
+static int rack_optimize_actives(sk *s, const kc_sticky_input *in, uint8_t *flags) {
+    const int32_t C = s->C, T = s->T;
+    int32_t *owner = (int32_t *)malloc(((size_t)T + 1) * sizeof(int32_t));
+    if (!owner) return KC_STREAMS_ENOMEM;
+    for (int32_t t = 0; t < T; t++) {
+        owner[t] = -1;
+        for (int32_t c = 0; c < C && owner[t] < 0; c++)
+            if (ROLE(s, c, t) == KC_ROLE_ACTIVE) owner[t] = c;
+    }
+    int rc;
+    memset(flags, 0, (size_t)T);
+    for (int32_t i = 0; i < in->n_stateful_order; i++) flags[in->stateful_order[i]] = 1;
+    rc = kc_streams_rack_optimize_active(in->rack, C, T, flags, s->role, in->rack->traffic_cost,
+                                         in->rack->non_overlap_cost, NULL);
+    if (!rc) {
+        for (int32_t t = 0; t < T; t++) flags[t] = !flags[t];
+        rc = kc_streams_rack_optimize_active(in->rack, C, T, flags, s->role, 1, 0, NULL);
+    }
+    for (int32_t t = 0; !rc && t < T; t++) {
+        int32_t now = -1;
+        for (int32_t c = 0; c < C && now < 0; c++)
+            if (ROLE(s, c, t) == KC_ROLE_ACTIVE) now = c;
+        if (now == owner[t] || now < 0 || owner[t] < 0) continue;
+        int32_t o = owner[t];
+        for (int32_t i = 0; i < s->nall[o]; i++)
+            if (s->held[o][i] == t) { s->held[o][i] = s->held[o][--s->nall[o]]; break; }
+        s->nact[o]--;
+        /* assign() would also add pairs: append by hand instead */
+        if (s->nall[now] == s->held_cap[now]) {
+            int32_t n = s->held_cap[now] ? s->held_cap[now] * 2 : 8;
+            int32_t *p = (int32_t *)realloc(s->held[now], (size_t)n * sizeof(int32_t));
+            if (!p) { rc = KC_STREAMS_ENOMEM; break; }
+            s->held[now] = p;
+            s->held_cap[now] = n;
+        }
+        s->held[now][s->nall[now]++] = t;
+        s->nact[now]++;
+    }
+    free(owner);
+    return rc;
+}
+
 int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role) {
     int32_t C = in->n_clients, T = in->n_tasks;
     if (C <= 0 || T < 0 || in->num_standby_replicas < 0) return KC_STREAMS_EINVAL;
@@ -243,6 +288,8 @@ int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role) {
         int32_t c = find_client(&s, t, within, s.buf, C);
         if ((rc = assign(&s, c, t, KC_ROLE_ACTIVE))) goto out;
     }
+    /* optimizeActive: stateful tasks (the assignor's costs), then stateless ones (1, 0) */
+    if (in->rack && (rc = rack_optimize_actives(&s, in, done))) goto out;
     /* 4. standbys: stateful tasks in their set's order, each on clients without the task */
     for (int32_t i = 0; i < in->n_stateful_order; i++) {
         int32_t t = in->stateful_order[i];
@@ -258,6 +305,11 @@ int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role) {
             if ((rc = assign(&s, c, t, KC_ROLE_STANDBY))) goto out;
         }
     }
+    /* optimizeStandby, every move allowed */
+    if (in->rack && in->num_standby_replicas > 0
+        && (rc = kc_streams_rack_optimize_standby(in->rack, C, T, role, in->rack->traffic_cost,
+                                                  in->rack->non_overlap_cost, NULL)))
+        goto out;
 out:
     if (s.held)
         for (int32_t c = 0; c < C; c++) free(s.held[c]);

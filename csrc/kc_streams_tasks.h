@@ -1,7 +1,7 @@
 /* Kafka Streams task assignment kernels (plain C99, no Python headers).
  *
- * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441) without the
- * rack-aware min-cost-flow optimisation; standbys by the DefaultStandbyTaskAssignor, or with
+ * kc_streams_ha_assign: Kafka 4.1.1's HighAvailabilityTaskAssignor (KIP-441), with the
+ * rack-aware min-cost-flow optimisation when in->rack is given; standbys by the DefaultStandbyTaskAssignor, or with
  * client tags (n_tag_keys > 0) by the ClientTagAwareStandbyTaskAssignor (KIP-708).
  *
  * Layout of the inputs (the caller sorts, the kernel never compares ids):
@@ -31,6 +31,72 @@
 #define KC_STREAMS_EINVAL (-1)
 #define KC_STREAMS_ENOMEM (-2)
 
+/* ---- rack-aware assignment (KIP-925), csrc/kc_streams_rack.c ---- */
+#define KC_RACK_NONE 0
+#define KC_RACK_MIN_TRAFFIC 1
+#define KC_RACK_BALANCE_SUBTOPOLOGY 2
+
+#define KC_RACK_ENOPARTITIONS (-3)  /* a task to place has no (source / changelog) partitions */
+#define KC_FLOW_ESINK (-4)          /* the sink has outgoing edges */
+#define KC_FLOW_ESOURCE (-5)        /* the source has incoming edges */
+#define KC_FLOW_ECONSERVE (-6)      /* a node's in-flow differs from its out-flow */
+#define KC_FLOW_EBALANCE (-7)       /* the source's out-flow differs from the sink's in-flow */
+
+/* One edge of Kafka's Graph<Integer> (addEdge(u, v, capacity, cost, flow)). */
+typedef struct { int32_t u, v, capacity, cost, flow; } kc_flow_edge;
+
+/* Graph.solveMinCostFlow on edges[0..n_edges) in place (flow updated), with Kafka's checks
+ * (capacity >= 0, 0 <= flow <= capacity, no edge both ways; flow conservation; source / sink
+ * optional as Kafka's may be null).  *cost = totalCost(); *bad_node names the node a
+ * KC_FLOW_E* error is about. */
+int kc_streams_min_cost_flow(kc_flow_edge *edges, int32_t n_edges, int32_t has_source, int32_t source,
+                             int32_t has_sink, int32_t sink, int64_t *cost, int32_t *bad_node);
+
+/* Testing: 1 = scan every edge in every Bellman-Ford pass exactly as Kafka does; 0 (default) =
+ * skip nodes whose distance has not changed since their last scan (same result, faster). */
+void kc_streams_rack_full_scan(int on);
+
+/* Graph.calculateMaxFlow (Ford-Fulkerson, breadth-first in edge order), flows in place. */
+int kc_streams_max_flow(kc_flow_edge *edges, int32_t n_edges, int32_t source, int32_t sink, int64_t *flow);
+
+/* The RackAwareTaskAssignor's view of the clients and tasks:
+ *   client_rack[c]          rack index (0..n_racks-1) of client row c,
+ *   pid_order               client rows in ProcessId order (NULL: rows already are),
+ *   source_miss[t * R + r]  how many source partitions of task t have no replica on rack r
+ *                           (-1: the task has none; Kafka then fails), the active cost,
+ *   changelog_miss          the same over changelog partitions, the standby cost (or NULL),
+ *   group[t]                the task's subtopology, 0..n_groups-1 in Subtopology order
+ *                           (read by balance_subtopology),
+ *   tag_off/tag_ids         per client row the ids of its client tags (key=value pairs), for
+ *                           the ClientTagAwareStandbyTaskAssignor's per-task move predicate
+ *                           (tag_off NULL: every standby move allowed). */
+typedef struct {
+    int32_t strategy;
+    int32_t n_racks;
+    const int32_t *client_rack;
+    const int32_t *pid_order;
+    const int32_t *source_miss;
+    const int32_t *changelog_miss;
+    const int32_t *group;
+    int32_t n_groups;
+    int32_t traffic_cost;          /* the assignor's stateful costs (configured or its default) */
+    int32_t non_overlap_cost;
+    const int32_t *tag_off;
+    const int32_t *tag_ids;
+    int32_t n_tag_ids;
+} kc_rack_input;
+
+/* optimizeActiveTasks over the tasks flagged in in_list (role: C x T, rows as client_rack);
+ * *cost = the solved graph's total cost. */
+int kc_streams_rack_optimize_active(const kc_rack_input *in, int32_t n_clients, int32_t n_tasks,
+                                    const uint8_t *in_list, uint8_t *role, int32_t traffic_cost,
+                                    int32_t non_overlap_cost, int64_t *cost);
+/* optimizeStandbyTasks (min_traffic graphs over pairs of clients on different racks, at most 4
+ * rounds); *cost = standByTasksCost afterwards. */
+int kc_streams_rack_optimize_standby(const kc_rack_input *in, int32_t n_clients, int32_t n_tasks,
+                                     uint8_t *role, int32_t traffic_cost, int32_t non_overlap_cost,
+                                     int64_t *cost);
+
 typedef struct {
     int32_t n_clients;
     int32_t n_tasks;
@@ -54,6 +120,8 @@ typedef struct {
     const uint8_t *move_allowed;
     const int32_t *pending_order;
     int32_t n_pending_order;
+    /* rack-aware optimisation (NULL: off, as when canEnableRackAwareAssignor is false) */
+    const kc_rack_input *rack;
 } kc_ha_input;
 
 typedef struct {
@@ -99,6 +167,8 @@ typedef struct {
     int32_t num_standby_replicas;
     int32_t must_preserve_active;
     int32_t jdk19;
+    /* rack-aware optimisation (NULL: off; FallbackPriorTaskAssignor always passes NULL) */
+    const kc_rack_input *rack;
 } kc_sticky_input;
 
 int kc_streams_sticky_assign(const kc_sticky_input *in, uint8_t *role);

@@ -5,6 +5,7 @@
 * :mod:`~kcodec.streams.groups`: Streams groups inside ``__consumer_offsets``;
 * :mod:`~kcodec.streams.probing`: version probing (KIP-268) and ``upgrade.from``;
 * :mod:`~kcodec.streams.assignors`: Kafka's HighAvailabilityTaskAssignor (KIP-441), in C;
+* :mod:`~kcodec.streams.racks`: rack-aware task assignment (KIP-925, min-cost flow in C);
 * :mod:`~kcodec.streams.leader`: the group leader, subscription bytes in, assignment bytes out;
 * :mod:`~kcodec.streams.learner`: the learner-task design of the KIP-429 draft;
 * :mod:`~kcodec.streams.simulate`: rolling upgrades and scaling, round by round.

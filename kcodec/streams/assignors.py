@@ -27,9 +27,10 @@ With ``rack_aware_assignment_tags`` configured (KIP-708) standbys are placed as 
 ``ClientTagAwareStandbyTaskAssignor`` places them: each on the least loaded client whose tag
 values differ from the active's and the standbys' so far (a tag key is let go once every value
 of it is used), the rest on the least loaded clients, and standbys only rebalance between
-clients with the same tags.  The rack-aware min-cost-flow optimisation of KIP-925
-(``rack.aware.assignment.strategy`` ``min_traffic`` / ``balance_subtopology``) is not
-implemented: with it enabled Kafka's placement can differ.
+clients with the same tags.  With ``rack_aware_assignment_strategy`` ``min_traffic`` or
+``balance_subtopology`` (KIP-925) and the tasks' partitions with their replica racks
+(``partitions=``, see :mod:`kcodec.streams.racks`), actives, standbys and stateless tasks are
+then re-placed by Kafka's min-cost-flow optimisation to cut cross-rack traffic.
 
 The two other assignors Kafka 4.1.1 keeps run on the same clients (their previous active and
 standby tasks, from ``prev_active`` / ``prev_standby`` or else the offset sums: -2 active, any
@@ -50,18 +51,28 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .racks import TaskPartitions
 
 from .._java import java_hashmap_capacity, java_string_hash
 from .protocol import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId, task_sort_key
 
 __all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_standbys", "assign_tasks",
-           "assign_tasks_fallback",
-           "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash", "task_id_hash"]
+           "assign_tasks_fallback", "assign_tasks_sticky", "compute_lags", "process_id_key", "process_id_hash",
+           "standby_task_assignor", "task_id_hash"]
 
 LONG_MAX = (1 << 63) - 1
+
+# StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_* (the values are case-sensitive)
+RACK_AWARE_STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+# the assignors' default (traffic, non-overlap) costs when none are configured
+HA_RACK_COSTS = (10, 1)          # HighAvailabilityTaskAssignor
+STICKY_RACK_COSTS = (1, 10)      # LegacyStickyTaskAssignor (stateful tasks)
+STATELESS_RACK_COSTS = (1, 0)    # stateless tasks, in both
 
 
 @dataclass(frozen=True)
@@ -72,8 +83,17 @@ class AssignmentConfigs:
     num_standby_replicas: int = 0
     probing_rebalance_interval_ms: int = 600_000
     rack_aware_assignment_tags: Tuple[str, ...] = ()   # client tag keys standbys spread over
+    rack_aware_assignment_strategy: str = "none"       # none | min_traffic | balance_subtopology
+    rack_aware_assignment_traffic_cost: Optional[int] = None      # None: the assignor's default
+    rack_aware_assignment_non_overlap_cost: Optional[int] = None  # None: the assignor's default
 
     def __post_init__(self) -> None:
+        if self.rack_aware_assignment_strategy not in RACK_AWARE_STRATEGIES:
+            raise ValueError("rack.aware.assignment.strategy must be one of " + ", ".join(RACK_AWARE_STRATEGIES))
+        for name, v in (("traffic_cost", self.rack_aware_assignment_traffic_cost),
+                        ("non_overlap_cost", self.rack_aware_assignment_non_overlap_cost)):
+            if v is not None and not -(1 << 31) <= v < (1 << 31):
+                raise ValueError(f"rack.aware.assignment.{name} must be a Java int")
         if self.acceptable_recovery_lag < 0:
             raise ValueError("acceptable.recovery.lag must be >= 0")
         if self.max_warmup_replicas < 1:
@@ -94,6 +114,19 @@ class StreamsClient:
     prev_active: Optional[Iterable[TaskId]] = None      # sticky/fallback: default offset sum -2
     prev_standby: Optional[Iterable[TaskId]] = None     # sticky/fallback: default other offset sums
     client_tags: Dict[str, str] = field(default_factory=dict)   # client.tag.* (SubscriptionInfo v11)
+    rack_id: Optional[str] = None                        # client.rack of its consumers
+    consumer_racks: Optional[Dict[str, Optional[str]]] = None   # rack.id per consumer member
+
+    def rack(self) -> Optional[str]:
+        """The client's rack as ``RackAwareTaskAssignor.validateClientRack`` derives it: the
+        rack every consumer of the process sends (``consumer_racks``, else ``rack_id``); None
+        when a consumer has none, two disagree, or there are no consumers."""
+        if self.consumer_racks is None:
+            return self.rack_id
+        racks = set(self.consumer_racks.values())
+        if not racks or None in racks or len(racks) > 1:
+            return None
+        return next(iter(racks))
 
     def previous_tasks(self) -> Tuple[List[TaskId], List[TaskId]]:
         """(previous active, previous standby) tasks in TaskId order, as ``ClientState`` holds
@@ -118,6 +151,7 @@ class TaskAssignment:
     standby: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
     warmup: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
     follow_up: bool = False                   # FallbackPriorTaskAssignor: always rebalance again
+    rack_aware: bool = False                  # the KIP-925 optimisation ran (canEnableRackAwareAssignor)
 
     @property
     def probing_rebalance_needed(self) -> bool:
@@ -168,12 +202,15 @@ def compute_lags(clients: Sequence[StreamsClient], tasks: Sequence[TaskId],
 def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
                  end_offset_sums: Optional[Mapping[TaskId, int]] = None,
                  configs: AssignmentConfigs = AssignmentConfigs(), *,
-                 stateful: Optional[Iterable[TaskId]] = None) -> TaskAssignment:
+                 stateful: Optional[Iterable[TaskId]] = None,
+                 partitions: Optional["TaskPartitions"] = None) -> TaskAssignment:
     """Run the HighAvailabilityTaskAssignor.
 
     ``tasks``: every task, or ``{task: is_stateful}``; ``stateful`` names the stateful ones
     (default: all, or the mapping's flags).  ``end_offset_sums``: changelog end offset sum
-    per stateful task (missing: 0)."""
+    per stateful task (missing: 0).  ``partitions``: the tasks' partitions and their replica
+    racks, for the rack-aware optimisation (:mod:`kcodec.streams.racks`) that
+    ``configs.rack_aware_assignment_strategy`` turns on."""
     from ._tasks import ha_assign
 
     cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
@@ -183,28 +220,73 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
     lag = compute_lags(cl, order, end_offset_sums or {})
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
-    tags = _tag_inputs(cl, order, flags, configs) if configs.num_standby_replicas > 0 else {}
+    # Kafka's HA assignor asks StandbyTaskAssignorFactory with no RackAwareTaskAssignor (null)
+    tag_of = _standby_tags(cl, configs, False) if configs.num_standby_replicas > 0 else None
+    tags = _tag_inputs(cl, order, flags, *tag_of) if tag_of else {}
+    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=tag_of[1] if tag_of else None)
     role, am, sm = ha_assign(st, cap, lag, configs.num_standby_replicas, configs.max_warmup_replicas,
-                             configs.acceptable_recovery_lag, **tags)
-    return _result([c.process_id for c in cl], order, role, am, sm)
+                             configs.acceptable_recovery_lag, rack=rack, **tags)
+    res = _result([c.process_id for c in cl], order, role, am, sm)
+    res.rack_aware = rack is not None
+    return res
+
+
+def _rack(cl: Sequence[StreamsClient], order: List[TaskId], configs: AssignmentConfigs,
+          partitions: Optional["TaskPartitions"], default_costs: Tuple[int, int], *,
+          tags: Optional[Sequence[Mapping[str, str]]] = None,
+          pid_order: Optional[Sequence[int]] = None):
+    """The rack-aware optimiser's input, or None where canEnableRackAwareAssignor says no."""
+    from .racks import can_enable_rack_aware_assignor, configured_costs, rack_input
+
+    if not can_enable_rack_aware_assignor(cl, configs, partitions):
+        return None
+    return rack_input(cl, order, partitions, configs.rack_aware_assignment_strategy,
+                      configured_costs(configs, default_costs), standby=configs.num_standby_replicas > 0,
+                      pid_order=pid_order, tags=tags)
+
+
+def standby_task_assignor(configs: AssignmentConfigs, clients: Optional[Iterable[StreamsClient]] = None) -> str:
+    """Which standby assignor Kafka's ``StandbyTaskAssignorFactory.create`` picks:
+    ``"client_tag"`` (ClientTagAwareStandbyTaskAssignor on the ``client_tags``) when
+    ``rack_aware_assignment_tags`` is set; else ``"rack"`` (the same assignor with each client's
+    rack as its only tag, key ``rack``) when handed a RackAwareTaskAssignor - here: ``clients``
+    given - whose ``validClientRack`` holds (every client has one rack, see
+    :meth:`StreamsClient.rack`; the strategy is not consulted, so ``"none"`` too); else
+    ``"default"`` (DefaultStandbyTaskAssignor).  Kafka 4.1.1's HighAvailabilityTaskAssignor
+    hands it null and its LegacyStickyTaskAssignor places standbys itself, so the rack-only
+    variant runs only where a caller passes the rack assignor, as :func:`assign_standbys`
+    does with ``racks_as_tags=True``."""
+    if configs.rack_aware_assignment_tags:
+        return "client_tag"
+    if clients is not None and all(c.rack() is not None for c in clients):
+        return "rack"
+    return "default"
+
+
+def _standby_tags(cl: Sequence[StreamsClient], configs: AssignmentConfigs, racks_as_tags: bool):
+    """(tag keys, each client's tags) of the chosen tag-aware standby assignor, or None."""
+    kind = standby_task_assignor(configs, cl if racks_as_tags else None)
+    if kind == "client_tag":
+        return list(dict.fromkeys(configs.rack_aware_assignment_tags)), [c.client_tags for c in cl]
+    if kind == "rack":
+        return ["rack"], [{"rack": c.rack()} for c in cl]
+    return None
 
 
 def _tag_inputs(cl: Sequence[StreamsClient], order: List[TaskId], flags: Mapping[TaskId, bool],
-                configs: AssignmentConfigs) -> Dict[str, np.ndarray]:
-    """The ClientTagAwareStandbyTaskAssignor's view of the clients (empty without tags)."""
-    keys = list(dict.fromkeys(configs.rack_aware_assignment_tags))
-    if not keys:
-        return {}
+                keys: Sequence[str], tag_of: Sequence[Mapping[str, str]]) -> Dict[str, np.ndarray]:
+    """The ClientTagAwareStandbyTaskAssignor's view of the clients: the tag ``keys`` it spreads
+    standbys over and each client's tags (``clientTagFunction``)."""
     values: List[Dict[str, int]] = [{} for _ in keys]
     client_tag = np.full((len(cl), len(keys)), -1, dtype=np.int32)
-    for c, client in enumerate(cl):
+    for c in range(len(cl)):
         for k, key in enumerate(keys):
-            v = client.client_tags.get(key)
+            v = tag_of[c].get(key)
             if v is not None:
                 client_tag[c, k] = values[k].setdefault(v, len(values[k]))
     # isAllowedTaskMovement: every tag of the source (configured or not) equal on the destination
     groups: Dict[frozenset, int] = {}
-    gid = np.array([groups.setdefault(frozenset(c.client_tags.items()), len(groups)) for c in cl])
+    gid = np.array([groups.setdefault(frozenset(t.items()), len(groups)) for t in tag_of])
     sets = list(groups)
     sub = np.array([[a <= b for b in sets] for a in sets], dtype=np.uint8)
     sf = np.array([i for i, t in enumerate(order) if flags[t]], dtype=np.int64)
@@ -218,11 +300,16 @@ def _tag_inputs(cl: Sequence[StreamsClient], order: List[TaskId], flags: Mapping
 def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID, Iterable[TaskId]],
                     tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
                     configs: AssignmentConfigs = AssignmentConfigs(), *,
-                    stateful: Optional[Iterable[TaskId]] = None) -> TaskAssignment:
+                    stateful: Optional[Iterable[TaskId]] = None,
+                    partitions: Optional["TaskPartitions"] = None,
+                    racks_as_tags: bool = False) -> TaskAssignment:
     """Only the HighAvailabilityTaskAssignor's standby step (``assignStandbyReplicaTasks``):
     the ``DefaultStandbyTaskAssignor`` or, with ``rack_aware_assignment_tags``, the
-    ``ClientTagAwareStandbyTaskAssignor``, then standbys balanced over threads, around the
-    given active tasks (each exactly once)."""
+    ``ClientTagAwareStandbyTaskAssignor``, then standbys balanced over threads and, where
+    enabled, optimised for rack traffic, around the given active tasks (each exactly once).
+    ``racks_as_tags``: hand the factory the rack assignor, as Kafka's own tests do (its HA
+    assignor passes null): without tags and with every client on a rack the standbys spread
+    over racks (:func:`standby_task_assignor` ``"rack"``)."""
     from ._tasks import standby_assign
 
     cl = sorted(clients, key=lambda c: process_id_key(c.process_id))
@@ -239,8 +326,14 @@ def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID
             role[row[pid], index[t]] = 1
     st = np.fromiter((flags[t] for t in order), dtype=np.uint8, count=len(order))
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
-    role = standby_assign(st, cap, role, configs.num_standby_replicas, **_tag_inputs(cl, order, flags, configs))
-    return _result([c.process_id for c in cl], order, role, 0, 0)
+    tag_of = _standby_tags(cl, configs, racks_as_tags)
+    tags = _tag_inputs(cl, order, flags, *tag_of) if tag_of else {}
+    rack = _rack(cl, order, configs, partitions, HA_RACK_COSTS, tags=tag_of[1] if tag_of else None) \
+        if configs.num_standby_replicas > 0 else None
+    role = standby_assign(st, cap, role, configs.num_standby_replicas, rack=rack, **tags)
+    res = _result([c.process_id for c in cl], order, role, 0, 0)
+    res.rack_aware = rack is not None
+    return res
 
 
 def _check_unique(cl: Sequence[StreamsClient]) -> None:
@@ -321,8 +414,11 @@ def assign_tasks_sticky(clients: Iterable[StreamsClient],
                         tasks: Union[Iterable[TaskId], Mapping[TaskId, bool]],
                         configs: AssignmentConfigs = AssignmentConfigs(), *,
                         stateful: Optional[Iterable[TaskId]] = None, preserve_active: bool = False,
-                        client_map: str = "hash", jdk: int = 17) -> TaskAssignment:
-    """Run Kafka's ``LegacyStickyTaskAssignor`` (no rack-aware optimisation).
+                        client_map: str = "hash", jdk: int = 17,
+                        partitions: Optional["TaskPartitions"] = None) -> TaskAssignment:
+    """Run Kafka's ``LegacyStickyTaskAssignor``, with the rack-aware optimisation where
+    ``configs`` and ``partitions`` enable it (never with ``preserve_active``: Kafka's
+    FallbackPriorTaskAssignor passes no rack assignor).
 
     ``client_map``: the iteration order of Kafka's client map: ``"hash"`` (the leader's
     ``HashMap``, clients inserted in the given order, as ``StreamsPartitionAssignor`` fills it
@@ -372,11 +468,14 @@ def assign_tasks_sticky(clients: Iterable[StreamsClient],
 
     cap = np.array([c.capacity for c in cl], dtype=np.int32)
     chash = _spread([process_id_hash(c.process_id) for c in cl])
-    role = sticky_assign(cap, chash, owner, prev_active_order, offsets, sb_clients, unassigned_order,
-                         stateful_order, configs.num_standby_replicas, preserve_active, jdk >= 19)
-    # report clients in ProcessId order, as the HA assignor does
     rank = sorted(range(len(cl)), key=lambda c: process_id_key(cl[c].process_id))
-    return _result([cl[c].process_id for c in rank], order, role[rank], 0, 0, follow_up=preserve_active)
+    rack = None if preserve_active else _rack(cl, order, configs, partitions, STICKY_RACK_COSTS, pid_order=rank)
+    role = sticky_assign(cap, chash, owner, prev_active_order, offsets, sb_clients, unassigned_order,
+                         stateful_order, configs.num_standby_replicas, preserve_active, jdk >= 19, rack=rack)
+    # report clients in ProcessId order, as the HA assignor does
+    res = _result([cl[c].process_id for c in rank], order, role[rank], 0, 0, follow_up=preserve_active)
+    res.rack_aware = rack is not None
+    return res
 
 
 def assign_tasks_fallback(clients: Iterable[StreamsClient],

@@ -117,11 +117,15 @@ def cmd_simulate_upgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> 
 def cmd_simulate_scale(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from .simulate import simulate_scale
     try:
-        cfg = AssignmentConfigs(args.acceptable_recovery_lag, args.max_warmup_replicas, args.standbys, 60_000)
+        cfg = AssignmentConfigs(args.acceptable_recovery_lag, args.max_warmup_replicas, args.standbys, 60_000,
+                                rack_aware_assignment_strategy=args.rack_aware_assignment_strategy,
+                                rack_aware_assignment_traffic_cost=args.rack_aware_assignment_traffic_cost,
+                                rack_aware_assignment_non_overlap_cost=args.rack_aware_assignment_non_overlap_cost)
         reps = [simulate_scale(args.instances, add=args.add, remove=args.remove, tasks=args.tasks, assignor=a,
                                state_records=args.state_records, restore_per_s=args.restore_per_s,
                                configs=cfg, probing_interval_s=args.probing_interval_s,
-                               leader_crash=args.leader_crash, partial=args.partial)
+                               leader_crash=args.leader_crash, partial=args.partial,
+                               racks=args.racks if a == "ha" else 0)
                 for a in (["ha", "learner"] if args.assignor == "both" else [args.assignor])]
     except ValueError as e:
         print(f"kcodec streams simulate-scale: {e}", file=sys.stderr)
@@ -144,6 +148,8 @@ def cmd_simulate_scale(args: argparse.Namespace, out: TextIO = sys.stdout) -> in
                 out.write(f"      {m}: active [{','.join(r.active[m])}] {' '.join(extra)}\n")
             if r.unavailable:
                 out.write(f"      unavailable: {','.join(r.unavailable)}\n")
+            if r.cross_rack is not None:
+                out.write(f"      actives reading across racks: {r.cross_rack}\n")
         out.write(f"{rep.assignor}: {rep.rebalances} rebalances, balanced after {rep.rounds_to_balance}, "
                   f"{rep.unavailable_task_seconds:.1f} task-seconds unavailable\n")
     return 0
@@ -185,6 +191,14 @@ def add_subparsers(subparsers: Any) -> None:
     s.add_argument("--probing-interval-s", type=float, default=60.0)
     s.add_argument("--leader-crash", action="store_true", help="the leader crashes as the change starts")
     s.add_argument("--partial", action="store_true", help="learner.partial.rebalance=true")
+    s.add_argument("--racks", type=int, default=0,
+                   help="ha: spread members and partition replicas over this many racks")
+    s.add_argument("--rack-aware-assignment-strategy", choices=("none", "min_traffic", "balance_subtopology"),
+                   default="none", help="rack.aware.assignment.strategy (KIP-925)")
+    s.add_argument("--rack-aware-assignment-traffic-cost", type=int, default=None,
+                   help="rack.aware.assignment.traffic_cost")
+    s.add_argument("--rack-aware-assignment-non-overlap-cost", type=int, default=None,
+                   help="rack.aware.assignment.non_overlap_cost")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_simulate_scale)
 

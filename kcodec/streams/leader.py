@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kcodec.consumer import (Assignment, Subscription, TopicPartition, decode_subscription,
                              encode_assignment as encode_consumer_assignment)
@@ -29,6 +29,9 @@ from .probing import LeaderVersions, assignment_versions, gives_future_members_t
 from .protocol import (LATEST_SUPPORTED_VERSION, LONG_MAX, AssignmentInfo, HostInfo, SubscriptionInfo, TaskId,
                        decode_subscription as decode_streams_subscription, encode_assignment,
                        encode_host_section, task_sort_key)
+
+if TYPE_CHECKING:
+    from .racks import TaskPartitions
 
 __all__ = ["Topology", "GroupAssignment", "assign_group", "JavaPriorityQueue"]
 
@@ -42,6 +45,17 @@ class Topology:
     partitions: Dict[TaskId, List[TopicPartition]]
     stateful: Set[TaskId] = field(default_factory=set)
     end_offset_sums: Dict[TaskId, int] = field(default_factory=dict)
+    # rack-aware assignment (KIP-925): changelog partitions per task and the racks of every
+    # partition's replicas (None for a broker without broker.rack); empty: not known
+    changelogs: Dict[TaskId, List[TopicPartition]] = field(default_factory=dict)
+    replica_racks: Dict[TopicPartition, List[Optional[str]]] = field(default_factory=dict)
+
+    def task_partitions(self) -> Optional["TaskPartitions"]:
+        """What the rack-aware assignor reads, or None without replica racks."""
+        from .racks import TaskPartitions
+        if not self.replica_racks:
+            return None
+        return TaskPartitions(self.partitions, self.changelogs, self.replica_racks)
 
     @classmethod
     def single_topic(cls, topic: str, partitions: int, *, stateful: bool = True,
@@ -216,7 +230,8 @@ def _assign_sticky(clients: List[StreamsClient], subs: Mapping[str, Subscription
         pid = member_client.get(ids[i])
         if pid is not None and pid in seen:
             ordered.append(seen.pop(pid))
-    return assign_tasks_sticky(ordered, flags, configs, preserve_active=fallback)
+    return assign_tasks_sticky(ordered, flags, configs, preserve_active=fallback,
+                               partitions=None if fallback else topology.task_partitions())
 
 
 def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
@@ -266,11 +281,13 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
             by_client[FUTURE_ID].remove(m)
         del by_client[FUTURE_ID]
     # client.tag.* of a client (v11 subscriptions; its threads send the same ones)
-    clients = [StreamsClient(pid, len(ms), sums[pid], client_tags=dict(infos[ms[0]].client_tags) if ms else {})
+    # the client's rack: the rack.id all its consumers send (RackAwareTaskAssignor.validateClientRack)
+    clients = [StreamsClient(pid, len(ms), sums[pid], client_tags=dict(infos[ms[0]].client_tags) if ms else {},
+                             consumer_racks={m: subs[m].rack_id for m in ms})
                for pid, ms in by_client.items()]
     flags = {t: t in topology.stateful for t in topology.partitions}
     if assignor == "ha":
-        res = assign_tasks(clients, flags, topology.end_offset_sums, configs)
+        res = assign_tasks(clients, flags, topology.end_offset_sums, configs, partitions=topology.task_partitions())
     else:
         res = _assign_sticky(clients, subs, by_client, flags, topology, configs, assignor == "fallback")
 

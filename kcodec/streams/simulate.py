@@ -268,6 +268,7 @@ class ScaleRound:
     standby: Dict[str, List[str]]
     unavailable: List[str]                  # tasks without a running active after the round
     revoked: Dict[str, List[str]]
+    cross_rack: Optional[int] = None        # with racks: actives reading their input from another rack
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
@@ -312,14 +313,20 @@ def simulate_scale(instances: int = 3, *, add: int = 0, remove: int = 0, tasks: 
                    assignor: str = "learner", state_records: int = 100_000, restore_per_s: float = 10_000.0,
                    rebalance_s: float = 1.0, configs: AssignmentConfigs = AssignmentConfigs(max_warmup_replicas=2),
                    probing_interval_s: float = 60.0, leader_crash: bool = False, partial: bool = False,
-                   max_rounds: int = 200) -> ScaleReport:
+                   max_rounds: int = 200, racks: int = 0) -> ScaleReport:
     """Start ``instances`` members owning ``tasks`` stateful tasks (balanced, state restored),
     then add ``add`` members, mark ``remove`` members as leaving (scale down) and optionally
     crash the leader; run rebalances until the group settles.
 
-    ``restore_per_s``: records restored per second per task; ``state_records`` per task."""
+    ``restore_per_s``: records restored per second per task; ``state_records`` per task.
+    ``racks`` (ha only): member Si sends ``rack.id`` ``rack{(i-1) % racks}``, input partition p
+    has its replica on ``rack{p % racks}`` (its changelog on the next rack), so
+    ``configs.rack_aware_assignment_strategy`` takes effect; rounds then count the actives
+    reading across racks."""
     if assignor not in ("ha", "learner"):
         raise ValueError("assignor must be 'ha' or 'learner'")
+    if racks < 0:
+        raise ValueError("racks must be >= 0")
     task_ids = [TaskId(0, p) for p in range(tasks)]
     names = [f"S{i + 1}" for i in range(instances)]
     # balanced start: task i on member i % n, in order
@@ -349,7 +356,7 @@ def simulate_scale(instances: int = 3, *, add: int = 0, remove: int = 0, tasks: 
                            restore_per_s, rebalance_s, partial, leader_crash, max_rounds, rounds)
     else:
         rep = _run_ha(members, owned, restored, task_ids, leaving, state_records, restore_per_s, rebalance_s,
-                      configs, probing_interval_s, max_rounds, rounds)
+                      configs, probing_interval_s, max_rounds, rounds, racks)
     return rep
 
 
@@ -407,13 +414,24 @@ def _run_learner(members, owned, restored, task_ids, new, leaving, state, speed,
     return ScaleReport("learner", rounds, unavailable, False)
 
 
+def _rack_of(m: str, racks: int) -> Optional[str]:
+    return f"rack{(int(m[1:]) - 1) % racks}" if racks else None
+
+
 def _run_ha(members, owned, restored, task_ids, leaving, state, speed, reb_s, configs, probe_s,
-            max_rounds, rounds) -> ScaleReport:
+            max_rounds, rounds, racks: int = 0) -> ScaleReport:
     from .leader import Topology, assign_group
     from kcodec.consumer import TopicPartition
 
     topo = Topology({t: [TopicPartition("in", t.partition)] for t in task_ids}, set(task_ids),
                     {t: state for t in task_ids})
+    if racks:
+        # input partition p has its replica on rack p % racks, its changelog partition on the next rack
+        topo.changelogs = {t: [TopicPartition("app-store-changelog", t.partition)] for t in task_ids}
+        topo.replica_racks = {
+            **{TopicPartition("in", t.partition): [f"rack{t.partition % racks}"] for t in task_ids},
+            **{TopicPartition("app-store-changelog", t.partition): [f"rack{(t.partition + 1) % racks}"]
+               for t in task_ids}}
     pid = {m: _uuid.UUID(int=int(m[1:])) for m in members}
     now, unavailable = 0.0, 0.0
     standby: Dict[str, List[TaskId]] = {m: [] for m in members}
@@ -428,7 +446,7 @@ def _run_ha(members, owned, restored, task_ids, leaving, state, speed, reb_s, co
             sums.update({t: LATEST_OFFSET for t in owned[m]})
             ud = encode_subscription(SubscriptionInfo(11, 11, pid[m], f"{m}:1", sums))
             subs[m] = encode_consumer_subscription(Subscription(
-                ["in"], ud, [TopicPartition("in", t.partition) for t in owned[m]]))
+                ["in"], ud, [TopicPartition("in", t.partition) for t in owned[m]], rack_id=_rack_of(m, racks)))
         res = assign_group(subs, topo, configs, now_ms=int(now * 1000))
         now += reb_s
         immediate = False
@@ -459,7 +477,9 @@ def _run_ha(members, owned, restored, task_ids, leaving, state, speed, reb_s, co
         rounds.append(ScaleRound(now, "rebalance", live[0], {m: [_tname(t) for t in owned[m]] for m in live},
                                  {m: [_tname(t) for t in warming[m]] for m in live},
                                  {m: [_tname(t) for t in standby[m] if t not in warming[m]] for m in live},
-                                 [_tname(t) for t in unassigned], revoked))
+                                 [_tname(t) for t in unassigned], revoked,
+                                 sum(1 for m in live for t in owned[m]
+                                     if f"rack{t.partition % racks}" != _rack_of(m, racks)) if racks else None))
         if immediate or unassigned:
             unavailable += reb_s * len(unassigned)
             continue
