@@ -227,23 +227,38 @@ def test_compressed_batches_replay_in_log_order():
     assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4
 
 
-def test_topic_lookup_settles_hash_collisions():
+def test_topic_lookup_agrees_with_a_dict_through_adds_and_removals():
+    # the id index is an open-addressing table with deletion by backward shift: churn it
+    # (small ids, many sharing a probe run) and compare with a plain dict at every step
+    import random
     import numpy as np
-    from kcodec.kraft.image import Topics, _id_hash
-    k = 0x9E3779B97F4A7C15
-    w1a, w1b, w0a = 5, 6, 12345
-    w0b = w0a ^ ((w1a * k) & (2**64 - 1)) ^ ((w1b * k) & (2**64 - 1))
-    a = np.array([w0a, w1a], "<u8").tobytes()
-    b = np.array([w0b, w1b], "<u8").tobytes()
-    ids = np.frombuffer(a + b + bytes(16), np.uint8).reshape(3, 16)
-    assert _id_hash(ids[:1]) == _id_hash(ids[1:2])
-    t = Topics()
-    t.add_many(["a", "b"], [a, b])
-    assert t.lookup(ids).tolist() == [0, 1, -1]
-    t.remove(0)
-    assert t.lookup(ids).tolist() == [-1, 1, -1]
-    t.add("c", a)
-    assert t.lookup(ids).tolist() == [2, 1, -1]
+    from kcodec.kraft.image import Topics
+    rnd = random.Random(7)
+    pool = [int(rnd.random() < 0.5) * rnd.getrandbits(128) + i for i in range(300)]
+    pool = [x.to_bytes(16, "little") for x in pool]
+    t, want = Topics(), {}
+    for step in range(2000):
+        b = rnd.choice(pool)
+        if b in want and rnd.random() < 0.6:
+            t.remove(want.pop(b))
+        elif b not in want:
+            want[b] = t.add(f"t{step}", b)
+        if step % 50 == 0 or step > 1950:
+            probe = pool[:150] + [bytes(16)]
+            ids = np.frombuffer(b"".join(probe), np.uint8).reshape(-1, 16)
+            assert t.lookup(ids).tolist() == [want.get(x, -1) for x in probe]
+
+
+def test_id_index_kernel_checks_its_arguments():
+    import numpy as np
+    from kcodec.kraft import _image
+    keys = np.zeros((2, 16), np.uint8)
+    with pytest.raises(ValueError):
+        _image.ids_find(keys, np.full(6, -1, np.int32), keys)          # not a power of two
+    with pytest.raises(ValueError):
+        _image.ids_put(keys, np.full(2, -1, np.int32), np.array([0, 1], np.int32))   # would fill
+    with pytest.raises(IndexError):
+        _image.ids_put(keys, np.full(8, -1, np.int32), np.array([2], np.int32))
 
 
 @needs_fixture

@@ -24,6 +24,7 @@ import numpy as np
 import kcodec
 from kcodec.errors import CodecError
 
+from . import _image as _kernels
 from ._columns import Column, ListColumn, _starts, last_per_key
 
 _arrow: Any = None
@@ -94,13 +95,11 @@ class Topics:
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
         self._uuids: List[_uuid.UUID] = []
-        # live ids by hash: an open-addressing table (linear probing), built lazily
-        self._slot_h = np.zeros(0, np.uint64)
-        self._slot_i = np.zeros(0, np.int64)   # topic index, -1: empty
-        self._live = 0
+        # live ids -> topic index: the kernels' hash table over the id of each index
         self._idarr = np.zeros((0, 16), np.uint8)
+        self._slots = np.full(16, -1, np.int32)
+        self._live = 0
         self._new: List[bytes] = []          # ids added since the last lookup
-        self._dirty = False                  # a removal: rebuild the hash index
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -146,78 +145,37 @@ class Topics:
         return idx
 
     def remove(self, idx: int) -> None:
+        self._sync()
         self.alive[idx] = False
         self.by_id.pop(self.id_bytes[idx], None)
         if self.by_name.get(self.names[idx]) == idx:
             del self.by_name[self.names[idx]]
-        self._dirty = True
+        if _kernels.ids_drop(self._idarr, self._slots, idx):
+            self._live -= 1
 
-    def _place(self, h: np.ndarray, ix: np.ndarray) -> None:
-        mask = np.uint64(len(self._slot_h) - 1)
-        slot = (h & mask).astype(np.int64)
-        todo = np.arange(len(h))
-        while len(todo):
-            s = slot[todo]
-            free = self._slot_i[s] < 0
-            # of the rows aiming at one free slot, the first takes it; the rest probe on
-            u, first = np.unique(s[free], return_index=True)
-            win = todo[free][first]
-            self._slot_i[u], self._slot_h[u] = ix[win], h[win]
-            placed = np.zeros(len(h), bool)
-            placed[win] = True
-            todo = todo[~placed[todo]]
-            slot[todo] = (slot[todo] + 1) & int(mask)
-
-    def _rebuild(self) -> None:
-        live = np.array(sorted(self.by_id.values()), np.int64)
-        size = 16
-        while size < 2 * len(live):
-            size *= 2
-        self._slot_h = np.zeros(size, np.uint64)
-        self._slot_i = np.full(size, -1, np.int64)
-        self._live = len(live)
-        self._place(_id_hash(self._idarr[live]), live)
+    def _sync(self) -> None:
+        """Index the ids added since the last lookup (the id table grows by whole runs)."""
+        if not self._new:
+            return
+        fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
+        first = len(self._idarr)
+        self._idarr = np.concatenate([self._idarr, fresh])
+        self._new = []
+        live = self._live + len(fresh)
+        if 2 * live <= len(self._slots):
+            _kernels.ids_put(self._idarr, self._slots, np.arange(first, len(self._idarr), dtype=np.int32))
+        else:       # grow: index the live ids afresh at under half load
+            size = 16
+            while size < 4 * live:
+                size *= 2
+            self._slots = np.full(size, -1, np.int32)
+            _kernels.ids_put(self._idarr, self._slots, np.fromiter(self.by_id.values(), np.int32, len(self.by_id)))
+        self._live = live
 
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
-        if self._new:
-            fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
-            first = len(self._idarr)
-            self._idarr = np.concatenate([self._idarr, fresh])
-            self._new = []
-            if not self._dirty and 2 * (self._live + len(fresh)) <= len(self._slot_h):
-                self._live += len(fresh)
-                self._place(_id_hash(fresh), np.arange(first, first + len(fresh), dtype=np.int64))
-            else:
-                self._dirty = True
-        if self._dirty:
-            self._rebuild()
-            self._dirty = False
-        n = len(ids)
-        out = np.full(n, -1, np.int64)
-        if not n or not self._live:
-            return out
-        h = _id_hash(ids)
-        mask = len(self._slot_h) - 1
-        slot = (h & np.uint64(mask)).astype(np.int64)
-        todo = np.arange(n)
-        while len(todo):
-            s = slot[todo]
-            cand = self._slot_i[s]
-            same = (cand >= 0) & (self._slot_h[s] == h[todo])
-            hit = np.zeros(len(todo), bool)
-            if same.any():
-                exact = (self._idarr[cand[same]] == ids[todo[same]]).all(axis=1)
-                hit[np.flatnonzero(same)[exact]] = True
-                out[todo[hit]] = cand[hit]
-            todo = todo[~hit & (cand >= 0)]     # an empty slot ends the probe: unknown
-            slot[todo] = (slot[todo] + 1) & mask   # a hash collision probes on
-        return out
-
-
-def _id_hash(ids: np.ndarray) -> np.ndarray:
-    w = np.ascontiguousarray(ids).view(np.uint64).reshape(-1, 2)
-    return w[:, 0] ^ (w[:, 1] * np.uint64(0x9E3779B97F4A7C15))
+        self._sync()
+        return _kernels.ids_find(self._idarr, self._slots, np.ascontiguousarray(ids, np.uint8))
 
 
 class Partitions:
@@ -241,8 +199,8 @@ class Partitions:
         self.directories = ListColumn()
         self.dir_ids: List[_uuid.UUID] = []
         self.dir_index: Dict[bytes, int] = {}
-        self._dir_hash = np.zeros(0, np.uint64)      # sorted hashes of dir_ids
-        self._dir_hidx = np.zeros(0, np.int64)
+        self._dir_keys = np.zeros((0, 16), np.uint8)     # dir_ids' bytes, and their index
+        self._dir_slots = np.full(16, -1, np.int32)
         self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
         self._rows = np.zeros(0, np.int64)
         self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
@@ -308,42 +266,31 @@ class Partitions:
 
     def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
         """Directory-table indexes of 16-byte directory ids (a cluster has few distinct
-        directories: match hashes against the known ones, learn the rest)."""
+        directories: look them up in the id index, learn the ones not seen yet)."""
         if not len(flat):
             return np.zeros(0, np.int32)
-        flat = np.ascontiguousarray(flat)
-        h = _id_hash(flat)
-        out = np.full(len(flat), -1, np.int64)
-        if len(self._dir_hash):
-            pos = np.minimum(np.searchsorted(self._dir_hash, h), len(self._dir_hash) - 1)
-            hit = self._dir_hash[pos] == h
-            out[hit] = self._dir_hidx[pos[hit]]
-        miss = np.nonzero(out < 0)[0]
-        if len(miss):
-            _u, first = np.unique(h[miss], return_index=True)
-            for at in miss[first].tolist():
+        flat = np.ascontiguousarray(flat, np.uint8)
+        out = _kernels.ids_find(self._dir_keys, self._dir_slots, flat)
+        miss = np.flatnonzero(out < 0)
+        while len(miss):
+            # learn the distinct ids among the first misses, then look the misses up again
+            for at in miss[:64].tolist():
                 b = flat[at].tobytes()
                 if b not in self.dir_index:
                     self.dir_index[b] = len(self.dir_ids)
                     self.dir_ids.append(_uuid.UUID(bytes=b))
-            known = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
-            kh = _id_hash(known)
-            order = np.argsort(kh, kind="stable")
-            self._dir_hash, self._dir_hidx = kh[order], order.astype(np.int64)
-            pos = np.minimum(np.searchsorted(self._dir_hash, h[miss]), len(self._dir_hash) - 1)
-            out[miss] = self._dir_hidx[pos]
-        # 64-bit hashes of random 128-bit ids do not collide in practice; make sure
-        w = flat.view(np.uint64).reshape(-1, 2)
-        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
-        tw = table.view(np.uint64).reshape(-1, 2)
-        if not (tw[out] == w).all():
-            out = np.array([self.dir_index.setdefault(flat[i].tobytes(), len(self.dir_index))
-                            for i in range(len(flat))], np.int64)
-            for b, j in sorted(self.dir_index.items(), key=lambda kv: kv[1]):
-                if j >= len(self.dir_ids):
-                    self.dir_ids.append(_uuid.UUID(bytes=b))
-            self._dir_hash = np.zeros(0, np.uint64)
-        return out.astype(np.int32)
+            self._index_dirs()
+            out[miss] = _kernels.ids_find(self._dir_keys, self._dir_slots, flat[miss])
+            miss = miss[out[miss] < 0]
+        return out
+
+    def _index_dirs(self) -> None:
+        self._dir_keys = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+        size = 16
+        while size < 4 * len(self.dir_ids):
+            size *= 2
+        self._dir_slots = np.full(size, -1, np.int32)
+        _kernels.ids_put(self._dir_keys, self._dir_slots, np.arange(len(self.dir_ids), dtype=np.int32))
 
     def row(self, r: int) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -619,37 +566,37 @@ class MetadataImage:
                                          f"PartitionChangeRecord for unknown partition "
                                          f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}-"
                                          f"{int(pc.scalar['partitionId'][i])}", b""))
-            ok = np.nonzero(~bad)[0]
-            pc = pc.take(ok)
-            rows = rows[ok]
-        if not len(rows):
-            return
-        r = rows
-        # every change bumps the partition epoch; a leader change also the leader epoch
-        last = _LastOf(r)
-        p.partition_epoch.data[last.keys] += last.counts().astype(np.int32)
-        leader = pc.scalar["leader"]
-        moved = leader != NO_LEADER_CHANGE
-        if moved.any():
-            p.leader_epoch.data[last.keys] += last.counts(moved).astype(np.int32)
-            sel = last.of(moved)
-            p.leader.data[r[sel]] = leader[sel]
-        lrs = pc.scalar["leaderRecoveryState"]
-        setl = lrs != -1
-        if setl.any():
-            sel = last.of(setl)
-            p.leader_recovery_state.data[r[sel]] = lrs[sel]
+            rows[bad] = -1         # the kernel skips them
+            if bad.all():
+                return
+        # in log order: every change bumps the partition epoch, a leader change also the
+        # leader epoch, a list present replaces the row's list
+        lists, cols = [], []
+        n = len(rows)
         for attr, field in _LIST_FIELDS + (("directories", "directories"),):
+            col = getattr(p, attr)
+            cols.append((col.start.data, col.length.data, col.null.data.view(np.uint8),
+                         col.values.data, col.values.n))
             flat, lens = pc.lists[field]
             has = lens >= 0          # absent (-2) and null (-1): no change
             if not has.any():
+                lists.append(None)
                 continue
-            if field == "directories":
-                flat = p.dir_indexes(flat)
-            starts = _starts(np.maximum(lens, 0))
-            sel = last.of(has)
-            getattr(p, attr).set_flat(r[sel], flat, starts[sel], lens[sel])
-        rep = pc.lists["replicas"][1] >= 0
+            flat = p.dir_indexes(flat) if field == "directories" else np.ascontiguousarray(flat, np.int32)
+            off = np.zeros(n + 1, np.int32)
+            np.cumsum(np.maximum(lens, 0), out=off[1:])
+            col.values.reserve(int(off[-1]))
+            cols[-1] = cols[-1][:3] + (col.values.data, col.values.n)
+            lists.append((off, None if has.all() else np.packbits(has, bitorder="little"), 0, flat))
+        used = _kernels.apply_changes(
+            np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(pc.scalar["leader"], np.int32),
+            np.ascontiguousarray(pc.scalar["leaderRecoveryState"], np.int8), lists,
+            p.leader.data, p.leader_epoch.data, p.partition_epoch.data,
+            p.leader_recovery_state.data, cols)
+        for (attr, _f), u in zip(_LIST_FIELDS + (("directories", ""),), used):
+            getattr(p, attr).values.n = u
+        r = rows
+        rep = (pc.lists["replicas"][1] >= 0) & (r >= 0)
         if rep.any():
             # replicas changed: directories that no longer line up become MIGRATING
             rr = np.unique(r[rep])
@@ -706,7 +653,7 @@ class MetadataImage:
         for a, _ in _LIST_FIELDS + (("directories", ""),):
             setattr(q, a, getattr(p, a).compact(keep))
         q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
-        q._dir_hash, q._dir_hidx = p._dir_hash, p._dir_hidx
+        q._dir_keys, q._dir_slots = p._dir_keys, p._dir_slots
         keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
         order = np.argsort(keys, kind="stable")
         q._keys, q._rows = keys[order], order.astype(np.int64)
