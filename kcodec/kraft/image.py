@@ -993,14 +993,15 @@ def _snapshot_end(file: Optional[str]) -> Optional[int]:
 
 class _Chunk:
     """One window of the log (:func:`kcodec.log.iter_chunks`), its compressed batches'
-    records merged in log order: the record values stay in one buffer (copied: replay
-    may hold a chunk across windows inside a metadata transaction) and are read in place,
-    per row the frame's API key and version."""
+    records merged in log order: the record values stay in one buffer, read in place,
+    per row the frame's API key and version.  A window without compressed batches is the
+    reader's own buffer, valid until the reader moves on: :meth:`keep` copies it when
+    replay holds the chunk longer (inside a metadata transaction)."""
 
     def __init__(self, ch: Any) -> None:
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         if len(parts) == 1:
-            self.buf, recs = bytes(ch.data), ch.records
+            self.buf, recs = ch.data, ch.records
         else:
             bufs, rs, base = [], [], 0
             for b, r in parts:
@@ -1028,13 +1029,17 @@ class _Chunk:
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def keep(self) -> None:
+        if not isinstance(self.buf, bytes):
+            self.buf = bytes(self.buf)
+
     def value(self, i: int) -> Optional[bytes]:
         n = int(self.vlen[i])
-        return None if n < 0 else self.buf[int(self.vpos[i]):int(self.vpos[i]) + n]
+        return None if n < 0 else bytes(self.buf[int(self.vpos[i]):int(self.vpos[i]) + n])
 
     def key(self, i: int) -> Optional[bytes]:
         n = int(self.klen[i])
-        return None if n < 0 else self.buf[int(self.kpos[i]):int(self.kpos[i]) + n]
+        return None if n < 0 else bytes(self.buf[int(self.kpos[i]):int(self.kpos[i]) + n])
 
     def bodies(self, rows: np.ndarray) -> List[bytes]:
         """The values of ``rows`` (all with the 3-byte frame head) without the head."""
@@ -1261,6 +1266,8 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
             continue
         rp.feed(ch, np.arange(len(ch.offsets), dtype=np.int64))
         rp.flush()
+        for c, _rows in rp.txn or ():
+            c.keep()        # held past this window: the reader reuses its buffer
     rp.flush()
     if compact:
         img.compact()
