@@ -2,31 +2,48 @@
 fit comfortably, so no Python object per partition)."""
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence
+import mmap
+from typing import Any, Iterable, List, Optional, Sequence
 
 import numpy as np
 
+_MAPPED = 1 << 20       # columns from this size on get their own anonymous mapping
+
+
+def zeros(size: int, dtype: Any) -> np.ndarray:
+    """A zeroed array for a large table.  From 1 MB on it is an anonymous mapping of its
+    own: the kernel supplies zero pages on first write, so a tail never written (or
+    written only with zeros, see :meth:`Column.extend`) takes no memory, and a replaced
+    array goes back to the system whole instead of leaving a hole in the heap (a million
+    partitions grow a dozen such columns side by side)."""
+    dt = np.dtype(dtype)
+    if size * dt.itemsize < _MAPPED:
+        return np.zeros(size, dt)
+    return np.frombuffer(mmap.mmap(-1, size * dt.itemsize), dt, count=size)
+
 
 class Column:
-    """A growable 1-D NumPy array."""
+    """A growable 1-D NumPy array; ``data[n:]`` is always zero."""
 
     __slots__ = ("data", "n")
 
     def __init__(self, dtype: str, capacity: int = 16) -> None:
-        self.data = np.zeros(max(capacity, 16), dtype)
+        self.data = zeros(max(capacity, 16), dtype)
         self.n = 0
 
     def reserve(self, extra: int) -> None:
         need = self.n + extra
         if need > len(self.data):
-            new = np.empty(max(need, 2 * len(self.data)), self.data.dtype)   # rows >= n unread
-            new[:self.n] = self.data[:self.n]
+            new = zeros(max(need, 2 * len(self.data)), self.data.dtype)
+            if self.data[:self.n].any():        # an all-zero column stays untouched
+                new[:self.n] = self.data[:self.n]
             self.data = new
 
     def extend(self, values: np.ndarray) -> None:
         k = len(values)
         self.reserve(k)
-        self.data[self.n:self.n + k] = values
+        if values.any():            # zeros are there already: leave those pages unwritten
+            self.data[self.n:self.n + k] = values
         self.n += k
 
     @property

@@ -25,7 +25,7 @@ import kcodec
 from kcodec.errors import CodecError
 
 from . import _image as _kernels
-from ._columns import Column, ListColumn, _starts, last_per_key
+from ._columns import Column, ListColumn, _starts, last_per_key, zeros
 
 _arrow: Any = None
 try:
@@ -203,6 +203,7 @@ class Partitions:
         self._dir_slots = np.full(16, -1, np.int32)
         self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
         self._rows = np.zeros(0, np.int64)
+        self._kbuf, self._rbuf = self._keys, self._rows     # room to append (keys, rows: views)
         self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
 
     def __len__(self) -> int:
@@ -215,7 +216,7 @@ class Partitions:
     def nbytes(self) -> int:
         cols = [self.topic, self.partition, self.leader, self.leader_epoch, self.partition_epoch,
                 self.leader_recovery_state, self.alive]
-        return (sum(c.data.nbytes for c in cols) + self._keys.nbytes + self._rows.nbytes
+        return (sum(c.data.nbytes for c in cols) + self._kbuf.nbytes + self._rbuf.nbytes
                 + sum(getattr(self, a).nbytes() for a, _ in _LIST_FIELDS)
                 + self.directories.nbytes())
 
@@ -238,6 +239,19 @@ class Partitions:
 
     def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
         """Index new rows (a key already indexed points to its new row)."""
+        n = len(self._keys)
+        if len(keys) and bool((keys[1:] > keys[:-1]).all()) and (not n or keys[0] > self._keys[-1]):
+            # new partitions after all known ones, ascending (as a log creates them): append
+            m = n + len(keys)
+            if m > len(self._kbuf):
+                size = max(m, 2 * len(self._kbuf))
+                kb, rb = zeros(size, np.int64), zeros(size, np.int64)
+                kb[:n], rb[:n] = self._keys, self._rows
+                self._kbuf, self._rbuf = kb, rb
+            self._kbuf[n:m], self._rbuf[n:m] = keys, rows
+            self._keys, self._rows = self._kbuf[:m], self._rbuf[:m]
+            self._topic_start = None
+            return
         order = np.argsort(keys, kind="stable")
         k, r = keys[order], rows[order]
         last = np.ones(len(k), bool)
@@ -250,8 +264,11 @@ class Partitions:
         if hit.any():
             self.alive.data[self._rows[pos[hit]]] = False
             self._rows[pos[hit]] = r[hit]
-        self._keys = np.insert(self._keys, pos[~hit], k[~hit])
-        self._rows = np.insert(self._rows, pos[~hit], r[~hit])
+        self._set_index(np.insert(self._keys, pos[~hit], k[~hit]), np.insert(self._rows, pos[~hit], r[~hit]))
+
+    def _set_index(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        self._keys = self._kbuf = keys
+        self._rows = self._rbuf = rows
         self._topic_start = None
 
     def index_remove(self, keys: np.ndarray) -> None:
@@ -261,8 +278,7 @@ class Partitions:
         pos = pos[self._keys[pos] == keys]
         keep = np.ones(len(self._keys), bool)
         keep[pos] = False
-        self._keys, self._rows = self._keys[keep], self._rows[keep]
-        self._topic_start = None
+        self._set_index(self._keys[keep], self._rows[keep])
 
     def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
         """Directory-table indexes of 16-byte directory ids (a cluster has few distinct
@@ -656,8 +672,7 @@ class MetadataImage:
         q._dir_keys, q._dir_slots = p._dir_keys, p._dir_slots
         keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
         order = np.argsort(keys, kind="stable")
-        q._keys, q._rows = keys[order], order.astype(np.int64)
-        q._topic_start = None
+        q._set_index(keys[order], order.astype(np.int64))
         self.partitions = q
 
 
