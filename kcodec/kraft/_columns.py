@@ -3,41 +3,61 @@ fit comfortably, so no Python object per partition)."""
 from __future__ import annotations
 
 import mmap
-from typing import Any, Iterable, List, Optional, Sequence
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 _MAPPED = 1 << 20       # columns from this size on get their own anonymous mapping
+_PRIVATE = getattr(mmap, "MAP_PRIVATE", None)     # (not on Windows: plain arrays there)
+
+
+def _mapped(size: int, dtype: Any) -> Tuple[np.ndarray, Optional[mmap.mmap]]:
+    dt = np.dtype(dtype)
+    if size * dt.itemsize < _MAPPED or _PRIVATE is None:
+        return np.zeros(size, dt), None
+    m = mmap.mmap(-1, size * dt.itemsize, flags=_PRIVATE)
+    return np.frombuffer(m, dt, count=size), m
 
 
 def zeros(size: int, dtype: Any) -> np.ndarray:
-    """A zeroed array for a large table.  From 1 MB on it is an anonymous mapping of its
-    own: the kernel supplies zero pages on first write, so a tail never written (or
+    """A zeroed array for a large table.  From 1 MB on it is a private anonymous mapping
+    of its own: the kernel supplies zero pages on first write, so a tail never written (or
     written only with zeros, see :meth:`Column.extend`) takes no memory, and a replaced
     array goes back to the system whole instead of leaving a hole in the heap (a million
     partitions grow a dozen such columns side by side)."""
-    dt = np.dtype(dtype)
-    if size * dt.itemsize < _MAPPED:
-        return np.zeros(size, dt)
-    return np.frombuffer(mmap.mmap(-1, size * dt.itemsize), dt, count=size)
+    return _mapped(size, dtype)[0]
 
 
 class Column:
     """A growable 1-D NumPy array; ``data[n:]`` is always zero."""
 
-    __slots__ = ("data", "n")
+    __slots__ = ("data", "n", "_map")
 
     def __init__(self, dtype: str, capacity: int = 16) -> None:
-        self.data = zeros(max(capacity, 16), dtype)
+        self.data, self._map = _mapped(max(capacity, 16), dtype)
         self.n = 0
 
     def reserve(self, extra: int) -> None:
         need = self.n + extra
-        if need > len(self.data):
-            new = zeros(max(need, 2 * len(self.data)), self.data.dtype)
-            if self.data[:self.n].any():        # an all-zero column stays untouched
-                new[:self.n] = self.data[:self.n]
-            self.data = new
+        if need <= len(self.data):
+            return
+        size = max(need, 2 * len(self.data))
+        dt = self.data.dtype
+        if self._map is not None:
+            # grow the mapping in place (mremap: nothing copied, the new pages are zero);
+            # while someone else holds a view of the column it cannot move: copy then
+            self.data = None      # type: ignore[assignment]
+            try:
+                self._map.resize(size * dt.itemsize)
+            except (BufferError, OSError, SystemError, ValueError):
+                pass
+            self.data = np.frombuffer(self._map, dt)
+            if len(self.data) >= need:
+                return
+        new, self._map = _mapped(size, dt)
+        if self.data[:self.n].any():        # an all-zero column stays untouched
+            new[:self.n] = self.data[:self.n]
+        self.data = new
 
     def extend(self, values: np.ndarray) -> None:
         k = len(values)

@@ -591,28 +591,35 @@ class MetadataImage:
         n = len(rows)
         for attr, field in _LIST_FIELDS + (("directories", "directories"),):
             col = getattr(p, attr)
+            if pc.raw is not None:          # the decoded Arrow layout, as it is
+                lin = pc.raw[field]
+                if lin is not None and field == "directories":
+                    lin = lin[:3] + (p.dir_indexes(lin[3]),)
+            else:
+                flat, lens = pc.lists[field]
+                has = lens >= 0          # absent (-2) and null (-1): no change
+                if not has.any():
+                    lin = None
+                else:
+                    flat = p.dir_indexes(flat) if field == "directories" else np.ascontiguousarray(flat, np.int32)
+                    off = np.zeros(n + 1, np.int32)
+                    np.cumsum(np.maximum(lens, 0), out=off[1:])
+                    lin = (off, None if has.all() else np.packbits(has, bitorder="little"), 0, flat)
+            if lin is not None:
+                col.values.reserve(int(lin[0][n]) - int(lin[0][0]))
+            lists.append(lin)
             cols.append((col.start.data, col.length.data, col.null.data.view(np.uint8),
                          col.values.data, col.values.n))
-            flat, lens = pc.lists[field]
-            has = lens >= 0          # absent (-2) and null (-1): no change
-            if not has.any():
-                lists.append(None)
-                continue
-            flat = p.dir_indexes(flat) if field == "directories" else np.ascontiguousarray(flat, np.int32)
-            off = np.zeros(n + 1, np.int32)
-            np.cumsum(np.maximum(lens, 0), out=off[1:])
-            col.values.reserve(int(off[-1]))
-            cols[-1] = cols[-1][:3] + (col.values.data, col.values.n)
-            lists.append((off, None if has.all() else np.packbits(has, bitorder="little"), 0, flat))
         used = _kernels.apply_changes(
             np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(pc.scalar["leader"], np.int32),
             np.ascontiguousarray(pc.scalar["leaderRecoveryState"], np.int8), lists,
             p.leader.data, p.leader_epoch.data, p.partition_epoch.data,
             p.leader_recovery_state.data, cols)
+        del cols, lists         # views of the columns: they would pin the mappings
         for (attr, _f), u in zip(_LIST_FIELDS + (("directories", ""),), used):
             getattr(p, attr).values.n = u
         r = rows
-        rep = (pc.lists["replicas"][1] >= 0) & (r >= 0)
+        rep = pc.present("replicas") & (r >= 0)
         if rep.any():
             # replicas changed: directories that no longer line up become MIGRATING
             rr = np.unique(r[rep])
@@ -882,14 +889,33 @@ _PART_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas", "eligibl
 
 
 class _PartCols:
-    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` int64,
-    ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with lengths
-    -2 absent, -1 null; ``offsets`` the log offsets."""
-    __slots__ = ("scalar", "topic_ids", "lists", "offsets", "file")
+    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` integer
+    arrays, ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with
+    lengths -2 absent, -1 null; ``offsets`` the log offsets.  From a bulk decode the
+    lists are kept as Arrow lays them out, ``raw[name] = (offsets, validity bitmap or
+    None, its bit offset, values)`` or None when absent, and ``lists`` is built on demand."""
+    __slots__ = ("scalar", "topic_ids", "_lists", "raw", "offsets", "file")
 
-    def __init__(self, scalar, topic_ids, lists, offsets, file):
-        self.scalar, self.topic_ids, self.lists, self.offsets, self.file = \
-            scalar, topic_ids, lists, offsets, file
+    def __init__(self, scalar, topic_ids, lists, offsets, file, raw=None):
+        self.scalar, self.topic_ids, self._lists, self.offsets, self.file, self.raw = \
+            scalar, topic_ids, lists, offsets, file, raw
+
+    @property
+    def lists(self) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+        if self._lists is None:
+            self._lists = {s: _flat_lens(s, self.raw[s], len(self.topic_ids)) for s in _PART_LISTS}
+        return self._lists
+
+    def present(self, name: str) -> np.ndarray:
+        """Per row: does it carry list ``name`` (not absent, not null)?"""
+        if self._lists is not None or self.raw is None:
+            return self.lists[name][1] >= 0
+        raw, n = self.raw[name], len(self.topic_ids)
+        if raw is None:
+            return np.zeros(n, bool)
+        if raw[1] is None:
+            return np.ones(n, bool)
+        return np.unpackbits(raw[1], bitorder="little")[raw[2]:raw[2] + n].view(bool)
 
     def take(self, idx: np.ndarray) -> "_PartCols":
         lists = {}
@@ -953,25 +979,38 @@ def _partcols_from_arrow(name: str, got: Any, offsets: np.ndarray, file: Optiona
         d = dflt.get(s, -1)
         if s in names:
             col = got.column(s)
-            scalar[s] = _arrow.to_numpy(col.fill_null(d) if col.null_count else col).astype(np.int64)
+            scalar[s] = _arrow.to_numpy(col.fill_null(d) if col.null_count else col)
         else:
-            scalar[s] = np.full(n, d, np.int64)
+            scalar[s] = np.full(n, d, np.int32)
     ids = _fixed16(got.column("topicId")) if "topicId" in names else np.zeros((n, 16), np.uint8)
-    lists = {}
+    raw: Dict[str, Any] = {}
     for s in _PART_LISTS:
         if s not in names:        # not in this version: absent
-            flat = np.zeros((0, 16), np.uint8) if s == "directories" else np.zeros(0, np.int32)
-            lists[s] = (flat, np.full(n, -2, np.int32))
+            raw[s] = None
             continue
         col = got.column(s)
-        lo = _arrow.to_numpy(col.offsets)
-        lens = np.diff(lo).astype(np.int32)
+        bufs = col.buffers()
+        lo = np.frombuffer(bufs[1], np.int32)[col.offset:col.offset + n + 1]
+        vals = col.values
+        flat = (_fixed16(vals) if s == "directories"
+                else np.frombuffer(vals.buffers()[1], np.int32)[vals.offset:vals.offset + len(vals)])
+        valid = None
         if col.null_count:
-            lens[_arrow.to_numpy(col.is_null())] = -1
-        vals = col.values.slice(int(lo[0]), int(lo[-1] - lo[0]))
-        flat = _fixed16(vals) if s == "directories" else _arrow.to_numpy(vals).astype(np.int32, copy=False)
-        lists[s] = (flat, lens)
-    return _PartCols(scalar, ids, lists, offsets, file)
+            valid = np.frombuffer(bufs[0], np.uint8)
+        raw[s] = (lo, valid, col.offset, flat)
+    return _PartCols(scalar, ids, None, offsets, file, raw)
+
+
+def _flat_lens(name: str, raw: Any, n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A list column's (flat values, lengths: -2 absent, -1 null) from its Arrow layout."""
+    if raw is None:
+        flat = np.zeros((0, 16), np.uint8) if name == "directories" else np.zeros(0, np.int32)
+        return flat, np.full(n, -2, np.int32)
+    lo, valid, voff, values = raw
+    lens = np.diff(lo).astype(np.int32)
+    if valid is not None:
+        lens[~np.unpackbits(valid, bitorder="little")[voff:voff + n].view(bool)] = -1
+    return values[int(lo[0]):int(lo[-1])], lens
 
 
 def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
