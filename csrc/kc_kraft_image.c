@@ -115,7 +115,8 @@ void kc_kraft_apply_changes(int64_t n, const int64_t *rows, const int32_t *leade
                 memcpy(c->values + c->values_n, in->values + a, (size_t)len * sizeof(int32_t));
             c->start[r] = c->values_n;
             c->length[r] = len;
-            c->null[r] = 0;
+            if (c->null[r])     /* mostly 0 already: leave those pages unwritten */
+                c->null[r] = 0;
             c->values_n += len;
         }
     }

@@ -1243,13 +1243,13 @@ class _Replayer:
             return
         segs, self.pending, self.pending_change = self.pending, [], False
         img = self.img
-        merged: List[Tuple[_Chunk, np.ndarray]] = []
+        runs: List[Tuple[_Chunk, List[np.ndarray]]] = []
         for ch, rows in segs:          # one run per chunk: fewer, bigger bulk calls
-            if merged and merged[-1][0] is ch:
-                merged[-1] = (ch, np.concatenate([merged[-1][1], rows]))
+            if runs and runs[-1][0] is ch:
+                runs[-1][1].append(rows)
             else:
-                merged.append((ch, rows))
-        segs = merged
+                runs.append((ch, [rows]))
+        segs = [(ch, parts[0] if len(parts) == 1 else np.concatenate(parts)) for ch, parts in runs]
         for ch, rows in segs:
             img.last_offset = max(img.last_offset, int(ch.offsets[rows[-1]]))
         for key in (_TOPIC, _PARTITION, _CHANGE):
