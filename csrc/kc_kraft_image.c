@@ -85,6 +85,39 @@ int kc_kraft_ids_drop(const uint8_t *keys, int32_t *slots, int64_t cap, int32_t 
     return 1;
 }
 
+void kc_kraft_parts_find(const int64_t *keys, const int64_t *rows, int64_t nkeys,
+                         const int64_t *topic_start, int64_t ntopics, const int32_t *topic,
+                         const int32_t *partition, int64_t n, int64_t *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int32_t t = topic[i];
+        int64_t key = ((int64_t)t * ((int64_t)1 << 32)) | (int64_t)partition[i];
+        int64_t hit = -1;
+        if (t < 0 || nkeys == 0) {
+            out[i] = -1;
+            continue;
+        }
+        if (t < ntopics && partition[i] >= 0) {
+            int64_t pos = topic_start[t] + partition[i];
+            if (pos < nkeys && keys[pos] == key) {
+                out[i] = rows[pos];
+                continue;
+            }
+        }
+        int64_t lo = 0, hi = nkeys;         /* first position with keys[pos] >= key */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (keys[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nkeys && keys[lo] == key)
+            hit = rows[lo];
+        out[i] = hit;
+    }
+}
+
 void kc_kraft_apply_changes(int64_t n, const int64_t *rows, const int32_t *leader,
                             const int8_t *lrs, const kc_kraft_list_in *lists,
                             int32_t *leader_col, int32_t *leader_epoch_col,

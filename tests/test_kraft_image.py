@@ -293,3 +293,20 @@ def test_decode_and_replay_never_import_pandas():
     run_without_pandas("from kcodec.kraft import replay, iter_record_columns\n"
                        f"replay({str(META)!r})\n"
                        f"sum(b.num_rows for _, _, b in iter_record_columns({str(META)!r}))\n")
+
+
+def test_partition_index_finds_sparse_and_unknown_partitions():
+    # the kernel guesses topic start + partition id; gaps, unknown topics and partitions
+    # beyond the guess go through its binary search
+    import numpy as np
+    from kcodec.kraft.image import Partitions
+    p = Partitions()
+    keys = np.array([(0 << 32) | 0, (0 << 32) | 5, (0 << 32) | 7, (2 << 32) | 1, (2 << 32) | 2], np.int64)
+    p.topic.extend((keys >> 32).astype(np.int32))
+    p.partition.extend((keys & 0xFFFFFFFF).astype(np.int32))
+    p.alive.extend(np.ones(5, bool))
+    p.index_add(keys, np.arange(5, dtype=np.int64))
+    topic = np.array([0, 0, 0, 0, 1, 2, 2, 2, 3, -1], np.int32)
+    part = np.array([0, 5, 7, 1, 0, 1, 2, 0, 0, 0], np.int32)
+    assert p.find(topic, part).tolist() == [0, 1, 2, -1, -1, 3, 4, -1, -1, -1]
+    assert p.lookup(np.array([(2 << 32) | 2], np.int64)).tolist() == [4]

@@ -12,6 +12,9 @@ cdef extern from "kc_kraft_image.h":
     void kc_kraft_ids_put(const uint8_t *keys, int32_t *slots, int64_t cap,
                           const int32_t *rows, int64_t n) nogil
     int kc_kraft_ids_drop(const uint8_t *keys, int32_t *slots, int64_t cap, int32_t row) nogil
+    void kc_kraft_parts_find(const int64_t *keys, const int64_t *rows, int64_t nkeys,
+                             const int64_t *topic_start, int64_t ntopics, const int32_t *topic,
+                             const int32_t *partition, int64_t n, int64_t *out) nogil
     ctypedef struct kc_kraft_list_col:
         int64_t *start
         int32_t *length
@@ -77,6 +80,27 @@ def ids_drop(const uint8_t[:, ::1] keys, int32_t[::1] slots, int32_t row):
     if row < 0 or row >= keys.shape[0]:
         raise IndexError(f"row {row} outside the key table")
     return bool(kc_kraft_ids_drop(&keys[0, 0], &slots[0], slots.shape[0], row))
+
+
+def parts_find(const int64_t[::1] keys, const int64_t[::1] rows, const int64_t[::1] topic_start,
+               const int32_t[::1] topic, const int32_t[::1] partition):
+    """Row of each (topic[i], partition[i]) in the partition index (``keys`` ascending,
+    ``topic << 32 | partition``; ``rows`` their rows; ``topic_start[t]`` where topic t's
+    keys begin), -1 when not indexed."""
+    cdef int64_t n = topic.shape[0], nkeys = keys.shape[0], i
+    if partition.shape[0] != n or rows.shape[0] != nkeys:
+        raise ValueError("arrays of unequal length")
+    for i in range(topic_start.shape[0]):
+        if topic_start[i] < 0 or topic_start[i] > nkeys:
+            raise ValueError("topic_start outside the keys")
+    out = np.empty(n, np.int64)
+    cdef int64_t[::1] o = out
+    if n:
+        with nogil:
+            kc_kraft_parts_find(&keys[0] if nkeys else NULL, &rows[0] if nkeys else NULL, nkeys,
+                                &topic_start[0] if topic_start.shape[0] else NULL,
+                                topic_start.shape[0], &topic[0], &partition[0], n, &o[0])
+    return out
 
 
 def apply_changes(const int64_t[::1] rows, const int32_t[::1] leader, const int8_t[::1] lrs,

@@ -41,6 +41,8 @@ NO_LEADER_CHANGE = -2
 _TOPIC, _PARTITION, _CHANGE = 2, 3, 5
 _BULK = {_TOPIC: "TopicRecord", _PARTITION: "PartitionRecord", _CHANGE: "PartitionChangeRecord"}
 _BEGIN, _END, _ABORT = 23, 24, 25
+_HOT = np.zeros(256, bool)              # by a frame's API key byte: replayed in bulk
+_HOT[[_TOPIC, _PARTITION, _CHANGE]] = True
 _ZERO_UUID = _uuid.UUID(int=0)
 _LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", "removingReplicas"),
                 ("adding_replicas", "addingReplicas"), ("elr", "eligibleLeaderReplicas"),
@@ -221,21 +223,22 @@ class Partitions:
                 + self.directories.nbytes())
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        if not len(self._keys) or not len(keys):
-            return np.full(len(keys), -1, np.int64)
-        n = len(self._keys)
-        # partitions of a topic are mostly 0..N-1: guess the position from where the
-        # topic starts in the sorted keys, and search only the misses
-        topic = keys >> 32
-        if self._topic_start is None or len(self._topic_start) <= int(topic.max()):
-            top = int(max(topic.max(), self._keys[-1] >> 32)) + 1
+        """Row of each key (``topic index << 32 | partition id``), -1 when unknown."""
+        keys = np.asarray(keys, np.int64)
+        return self.find((keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32))
+
+    def find(self, topic: np.ndarray, partition: np.ndarray) -> np.ndarray:
+        """Row of each (topic index, partition id), -1 when unknown."""
+        if not len(self._keys) or not len(topic):
+            return np.full(len(topic), -1, np.int64)
+        if self._topic_start is None:
+            # partitions of a topic are mostly 0..N-1: the kernel guesses the position
+            # from where the topic starts in the sorted keys, and searches the misses
+            top = int(self._keys[-1] >> 32) + 1
             self._topic_start = np.searchsorted(self._keys, np.arange(top, dtype=np.int64) << 32)
-        pos = self._topic_start[topic] + (keys & 0xFFFFFFFF)
-        pos = np.minimum(pos, n - 1)
-        miss = self._keys[pos] != keys
-        if miss.any():
-            pos[miss] = np.minimum(np.searchsorted(self._keys, keys[miss]), n - 1)
-        return np.where(self._keys[pos] == keys, self._rows[pos], -1)
+        return _kernels.parts_find(self._keys, self._rows, self._topic_start,
+                                   np.ascontiguousarray(topic, np.int32),
+                                   np.ascontiguousarray(partition, np.int32))
 
     def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
         """Index new rows (a key already indexed points to its new row)."""
@@ -572,9 +575,7 @@ class MetadataImage:
     def _apply_changes(self, pc: "_PartCols", version: int) -> None:
         p = self.partitions
         tidx = self.topics.lookup(pc.topic_ids)
-        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
-        rows = p.lookup(keys)
-        rows[tidx < 0] = -1
+        rows = p.find(tidx, pc.scalar["partitionId"])
         bad = rows < 0
         if bad.any():
             for i in np.nonzero(bad)[0].tolist():
@@ -1070,15 +1071,21 @@ class _Chunk:
             recs = recs[np.argsort(recs["batch_index"], kind="stable")]
         bi = recs["batch_index"]
         self.file = ch.file
-        self.offsets = np.ascontiguousarray(recs["offset"])
-        self.vpos, self.vlen = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+        # the scanner's record fields are read where they are (strided), no copies
+        self.offsets = recs["offset"]
+        self.vpos, self.vlen = recs["value_pos"], recs["value_len"]
         self.kpos, self.klen = recs["key_pos"], recs["key_len"]
-        self.epochs = ch.batches["partition_leader_epoch"][bi]
-        self.ctrl = (ch.batches["attributes"][bi] & 0x20) != 0
-        self.api, self.ver, fast = _frame_heads(self.buf, self.vpos, self.vlen)
+        self._bi, self._batches = bi, ch.batches
+        bctrl = (ch.batches["attributes"] & 0x20) != 0
+        self.ctrl = bctrl[bi] if bctrl.any() else np.zeros(len(bi), bool)
+        self.api, self.ver, fast = _frame_heads(self.buf, self.vpos, self.vlen, wide=False)
         fast &= ~self.ctrl
         self.fast = fast
-        self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
+        self.hot = fast & _HOT[self.api]
+
+    def epoch(self, i: int) -> int:
+        """The partition leader epoch of row ``i``'s batch."""
+        return int(self._batches["partition_leader_epoch"][self._bi[i]])
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -1149,7 +1156,7 @@ class _Replayer:
         img = self.img
         off = int(ch.offsets[i])
         if ch.ctrl[i]:
-            self.control(ch.key(i), ch.value(i), off, ch.file, int(ch.epochs[i]))
+            self.control(ch.key(i), ch.value(i), off, ch.file, ch.epoch(i))
             return
         v = ch.value(i)
         mr = read_record(v) if v is not None else MetadataRecord(
@@ -1328,13 +1335,17 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     return img
 
 
-def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
-    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read in place
-    by ``kcodec.slice_heads``, no object per record."""
+def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray, wide: bool = True
+                 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per record value ``buf[pos:pos + lens]``: its API key and version (int64, or the
+    bytes as uint8 unless ``wide``), and whether the frame head is the common 3 bytes
+    (frame version 1, one-byte uvarints); read in place by ``kcodec.slice_heads``, no
+    object per record."""
     heads, have = kcodec.slice_heads(buf, pos, lens, 3)
     h0, h1, h2 = heads[:, 0], heads[:, 1], heads[:, 2]
     fast = (have == 3) & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
+    if not wide:
+        return h1, h2, fast
     return h1.astype(np.int64), h2.astype(np.int64), fast
 
 
