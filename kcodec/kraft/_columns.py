@@ -51,7 +51,8 @@ class Column:
                 self._map.resize(size * dt.itemsize)
             except (BufferError, OSError, SystemError, ValueError):
                 pass
-            self.data = np.frombuffer(self._map, dt)
+            finally:
+                self.data = np.frombuffer(self._map, dt)
             if len(self.data) >= need:
                 return
         new, self._map = _mapped(size, dt)
