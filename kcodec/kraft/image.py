@@ -49,32 +49,6 @@ _LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", 
                 ("last_known_elr", "lastKnownElr"))
 
 
-class _LastOf:
-    """For rows keyed by ``keys`` (log order): the index of the last row of each key
-    among those a mask selects; one sort serves every mask."""
-
-    def __init__(self, keys: np.ndarray) -> None:
-        self.order = np.argsort(keys, kind="stable")
-        ks = keys[self.order]
-        self.starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, np.int64)
-        self.keys = ks[self.starts]          # the distinct keys, ascending
-
-    def counts(self, mask: Optional[np.ndarray] = None) -> np.ndarray:
-        """Rows per distinct key (only those ``mask`` selects)."""
-        if not len(self.order):
-            return np.zeros(0, np.int64)
-        if mask is None:
-            return np.diff(np.r_[self.starts, len(self.order)])
-        return np.add.reduceat(mask[self.order].astype(np.int64), self.starts)
-
-    def of(self, mask: np.ndarray) -> np.ndarray:
-        if not len(self.order):
-            return np.zeros(0, np.int64)
-        pos = np.where(mask[self.order], np.arange(len(self.order)), -1)
-        best = np.maximum.reduceat(pos, self.starts)
-        return self.order[best[best >= 0]]
-
-
 class Issue(NamedTuple):
     """A record replay could not use as it is: unknown type, newer version, bad bytes, or
     a record that refers to something the image does not have."""
