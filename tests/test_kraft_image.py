@@ -310,3 +310,25 @@ def test_partition_index_finds_sparse_and_unknown_partitions():
     part = np.array([0, 5, 7, 1, 0, 1, 2, 0, 0, 0], np.int32)
     assert p.find(topic, part).tolist() == [0, 1, 2, -1, -1, 3, 4, -1, -1, -1]
     assert p.lookup(np.array([(2 << 32) | 2], np.int64)).tolist() == [4]
+
+
+def test_columns_in_mappings_grow_and_pickle(monkeypatch):
+    # large columns live in private anonymous mappings that grow in place; a view held
+    # elsewhere pins the mapping (the column copies instead), and they pickle as arrays
+    import pickle
+    import numpy as np
+    from kcodec.kraft import _columns
+    monkeypatch.setattr(_columns, "_MAPPED", 64)
+    c = _columns.Column("int32")
+    c.extend(np.arange(10, dtype=np.int32))
+    c.extend(np.zeros(40, np.int32))
+    held = c.data[:5]
+    c.extend(np.arange(100, dtype=np.int32))           # grows while `held` pins the mapping
+    c.extend(np.full(300, 7, np.int32))                # grows in place
+    want = np.concatenate([np.arange(10), np.zeros(40), np.arange(100), np.full(300, 7)])
+    assert c.view.tolist() == want.tolist() and held.tolist() == [0, 1, 2, 3, 4]
+    assert not c.data[c.n:].any()
+    d = pickle.loads(pickle.dumps(c))
+    assert d.view.tolist() == want.tolist()
+    d.extend(np.ones(1000, np.int32))
+    assert d.n == 1450 and int(d.view.sum()) == int(want.sum()) + 1000

@@ -37,6 +37,14 @@ class Column:
         self.data, self._map = _mapped(max(capacity, 16), dtype)
         self.n = 0
 
+    def __getstate__(self) -> Tuple[np.ndarray, int]:
+        return np.array(self.data[:self.n]), self.n     # a mapping does not pickle
+
+    def __setstate__(self, state: Tuple[np.ndarray, int]) -> None:
+        data, self.n = state
+        self.data, self._map = _mapped(max(len(data), 16), data.dtype)
+        self.data[:self.n] = data
+
     def reserve(self, extra: int) -> None:
         need = self.n + extra
         if need <= len(self.data):
