@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 
 import kcodec
@@ -253,12 +254,15 @@ def test_compressed_batches_replay_in_log_order():
     assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4
 
 
-def test_topic_lookup_agrees_with_a_dict_through_adds_and_removals():
+@pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
+def test_topic_lookup_agrees_with_a_dict_through_adds_and_removals(twin, monkeypatch):
     # the id index is an open-addressing table with deletion by backward shift: churn it
     # (small ids, many sharing a probe run) and compare with a plain dict at every step
     import random
-    import numpy as np
+    from kcodec.kraft import _image_py, image as image_mod
     from kcodec.kraft.image import Topics
+    if twin:
+        monkeypatch.setattr(image_mod, "_kernels", _image_py)
     rnd = random.Random(7)
     pool = [int(rnd.random() < 0.5) * rnd.getrandbits(128) + i for i in range(300)]
     pool = [x.to_bytes(16, "little") for x in pool]
@@ -275,9 +279,10 @@ def test_topic_lookup_agrees_with_a_dict_through_adds_and_removals():
             assert t.lookup(ids).tolist() == [want.get(x, -1) for x in probe]
 
 
-def test_id_index_kernel_checks_its_arguments():
-    import numpy as np
-    from kcodec.kraft import _image
+@pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
+def test_id_index_kernel_checks_its_arguments(twin):
+    from kcodec.kraft import _image_py
+    _image = _image_py if twin else pytest.importorskip("kcodec.kraft._image")
     keys = np.zeros((2, 16), np.uint8)
     with pytest.raises(ValueError):
         _image.ids_find(keys, np.full(6, -1, np.int32), keys)          # not a power of two
@@ -332,3 +337,22 @@ def test_columns_in_mappings_grow_and_pickle(monkeypatch):
     assert d.view.tolist() == want.tolist()
     d.extend(np.ones(1000, np.int32))
     assert d.n == 1450 and int(d.view.sum()) == int(want.sum()) + 1000
+
+
+def test_python_twin_of_the_kernels_replays_the_same(tmp_path, monkeypatch):
+    # installs without the compiled extensions replay through kcodec.kraft._image_py
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from gen_kraft_log import generate
+    from kcodec.kraft import _image_py
+    from kcodec.kraft import image as image_mod
+    generate(str(tmp_path), topics=30, partitions=200, changes=1500, batch=61)
+    native = replay(tmp_path)
+    monkeypatch.setattr(image_mod, "_kernels", _image_py)
+    twin = replay(tmp_path)
+    assert native.issues == twin.issues == [] and twin.partition_count() == 200
+    for t in native.topic_names():
+        assert twin.topic(t) == native.topic(t)
+    ids = np.frombuffer(b"".join(u.bytes for u in native.topics.ids), np.uint8).reshape(-1, 16)
+    assert twin.topics.lookup(ids).tolist() == native.topics.lookup(ids).tolist() == list(range(30))

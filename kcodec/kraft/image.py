@@ -22,9 +22,10 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 import kcodec
+from kcodec import _ext
 from kcodec.errors import CodecError
 
-from . import _image as _kernels
+from . import _image_py
 from ._columns import Column, ListColumn, _starts, last_per_key, zeros
 
 _arrow: Any = None
@@ -34,6 +35,8 @@ except ImportError:  # no pyarrow: the engine's dicts serve
     _arrow = None
 from kcodec import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
+
+_kernels: Any = _ext.load("kcodec.kraft._image") or _image_py     # C, or its Python twin
 
 __all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
 
