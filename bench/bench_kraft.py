@@ -130,6 +130,8 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=1_000_000)
     ap.add_argument("--dir", default="/tmp", help="where the generated log goes")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--replays", type=int, default=0,
+                    help="fresh-process replays (default: --runs); each one is listed")
     ap.add_argument("--write", help="write the markdown report here")
     a = ap.parse_args(argv)
     d = _log_dir(a.partitions, a.dir)
@@ -150,20 +152,22 @@ def main(argv=None) -> int:
         c0 = time.process_time()
         pn, pbytes = per_record(d)
         peer.append(time.process_time() - c0)
-    rep = [_replay_fresh(d) for _ in range(a.runs)]
+    load0 = os.getloadavg()[0]
+    rep = [_replay_fresh(d) for _ in range(a.replays or a.runs)]
     dcpu = sorted(x[0] for x in dec)[len(dec) // 2]
     dwall = sorted(x[1] for x in dec)[len(dec) // 2]
     pcpu = sorted(peer)[len(peer) // 2]
-    r = sorted(rep)[len(rep) // 2]
+    r = sorted(rep)[len(rep) // 2]      # the median run (by CPU)
     load = os.getloadavg()[0]
     lines = [
         "# KRaft metadata: decode and replay",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} on the project's 2-core Linux VM (Python "
-        f"{sys.version.split()[0]}), `python bench/bench_kraft.py --partitions {a.partitions}`, "
+        f"{sys.version.split()[0]}), `python bench/bench_kraft.py --partitions {a.partitions}"
+        + (f" --replays {a.replays}" if a.replays else "") + "`, "
         f"load average {load:.1f} while running (the VM is shared: CPU time is the fair figure, wall "
         "time is inflated by other sessions). Medians of "
-        f"{a.runs} runs.",
+        f"{a.runs} runs (replay: of {len(rep)} fresh processes).",
         "",
         f"Log: `bench/gen_kraft_log.py` with {r[4]:,} topics, {r[3]:,} partitions (PartitionRecord v2, "
         f"3 replicas, directories) and {a.partitions:,} PartitionChangeRecords v2 (ISR shrink/expand, "
@@ -181,6 +185,11 @@ def main(argv=None) -> int:
         "",
         f"Replay peak RSS (fresh process, interpreter and NumPy included): **{r[2]:.0f} MB** "
         f"(target < 1 GB); the partition columns take {r[6]:.0f} MB. Issues: {r[5]}.",
+        "",
+        f"Replay, each fresh process (CPU s, in order; load average {load0:.1f} before the "
+        f"first, {os.getloadavg()[0]:.1f} after the last): "
+        + " ".join(f"{x[0]:.2f}" for x in rep) + f"; median {r[0]:.2f}, max {max(x[0] for x in rep):.2f}; "
+        f"peak RSS {min(x[2] for x in rep):.0f}-{max(x[2] for x in rep):.0f} MB.",
         f"Decode is {size / dcpu / (pbytes / pcpu):.0f}x the per-record dict path.",
         "",
     ]

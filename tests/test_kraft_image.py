@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 
 import kcodec
@@ -121,6 +122,32 @@ def test_transactions_apply_at_end_and_aborts_drop():
     assert img.open_transaction == "t3"
 
 
+def test_a_transaction_spanning_windows_of_a_segment_file(tmp_path, monkeypatch):
+    # records held in an open transaction outlive the reader's window (its buffer is
+    # refilled with the next one): replayed in small windows they must come out the same
+    tids = [uuid.UUID(int=100 + t) for t in range(30)]
+    recs = [[_frame("BeginTransactionRecord", {"name": "big"})]]
+    for t, tid in enumerate(tids):
+        recs.append([_frame("TopicRecord", {"name": f"t{t}", "topicId": tid})]
+                    + [_frame("PartitionRecord", {"partitionId": p, "topicId": tid, "replicas": [1, 2],
+                                                  "isr": [1, 2], "leader": 1 + (t + p) % 2,
+                                                  "leaderEpoch": 0, "partitionEpoch": 0})
+                       for p in range(8)]
+                    + [_frame("PartitionChangeRecord", {"partitionId": 3, "topicId": tid, "isr": [2],
+                                                        "leader": 2}, 0)])
+    recs.append([_frame("EndTransactionRecord", {})])
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(_log(*recs))
+    whole = replay(seg)
+    small = log.iter_chunks
+    monkeypatch.setattr(log, "iter_chunks", lambda src, **kw: small(src, chunk_size=2048, **kw))
+    windowed = replay(seg)
+    assert whole.issues == windowed.issues == [] and windowed.partition_count() == 240
+    for t in range(30):
+        assert windowed.topic(f"t{t}") == whole.topic(f"t{t}")
+    assert windowed.partition("t7", 3)["isr"] == [2] and windowed.partition("t7", 3)["leaderEpoch"] == 1
+
+
 def test_unknown_types_and_newer_versions_are_reported():
     data = _log([
         _frame("TopicRecord", {"name": "a", "topicId": TID}),
@@ -227,23 +254,42 @@ def test_compressed_batches_replay_in_log_order():
     assert img.partition("b", 0)["leader"] == 2 and img.last_offset == 4
 
 
-def test_topic_lookup_settles_hash_collisions():
-    import numpy as np
-    from kcodec.kraft.image import Topics, _id_hash
-    k = 0x9E3779B97F4A7C15
-    w1a, w1b, w0a = 5, 6, 12345
-    w0b = w0a ^ ((w1a * k) & (2**64 - 1)) ^ ((w1b * k) & (2**64 - 1))
-    a = np.array([w0a, w1a], "<u8").tobytes()
-    b = np.array([w0b, w1b], "<u8").tobytes()
-    ids = np.frombuffer(a + b + bytes(16), np.uint8).reshape(3, 16)
-    assert _id_hash(ids[:1]) == _id_hash(ids[1:2])
-    t = Topics()
-    t.add_many(["a", "b"], [a, b])
-    assert t.lookup(ids).tolist() == [0, 1, -1]
-    t.remove(0)
-    assert t.lookup(ids).tolist() == [-1, 1, -1]
-    t.add("c", a)
-    assert t.lookup(ids).tolist() == [2, 1, -1]
+@pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
+def test_topic_lookup_agrees_with_a_dict_through_adds_and_removals(twin, monkeypatch):
+    # the id index is an open-addressing table with deletion by backward shift: churn it
+    # (small ids, many sharing a probe run) and compare with a plain dict at every step
+    import random
+    from kcodec.kraft import _image_py, image as image_mod
+    from kcodec.kraft.image import Topics
+    if twin:
+        monkeypatch.setattr(image_mod, "_kernels", _image_py)
+    rnd = random.Random(7)
+    pool = [int(rnd.random() < 0.5) * rnd.getrandbits(128) + i for i in range(300)]
+    pool = [x.to_bytes(16, "little") for x in pool]
+    t, want = Topics(), {}
+    for step in range(2000):
+        b = rnd.choice(pool)
+        if b in want and rnd.random() < 0.6:
+            t.remove(want.pop(b))
+        elif b not in want:
+            want[b] = t.add(f"t{step}", b)
+        if step % 50 == 0 or step > 1950:
+            probe = pool[:150] + [bytes(16)]
+            ids = np.frombuffer(b"".join(probe), np.uint8).reshape(-1, 16)
+            assert t.lookup(ids).tolist() == [want.get(x, -1) for x in probe]
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
+def test_id_index_kernel_checks_its_arguments(twin):
+    from kcodec.kraft import _image_py
+    _image = _image_py if twin else pytest.importorskip("kcodec.kraft._image")
+    keys = np.zeros((2, 16), np.uint8)
+    with pytest.raises(ValueError):
+        _image.ids_find(keys, np.full(6, -1, np.int32), keys)          # not a power of two
+    with pytest.raises(ValueError):
+        _image.ids_put(keys, np.full(2, -1, np.int32), np.array([0, 1], np.int32))   # would fill
+    with pytest.raises(IndexError):
+        _image.ids_put(keys, np.full(8, -1, np.int32), np.array([2], np.int32))
 
 
 @needs_fixture
@@ -252,3 +298,61 @@ def test_decode_and_replay_never_import_pandas():
     run_without_pandas("from kcodec.kraft import replay, iter_record_columns\n"
                        f"replay({str(META)!r})\n"
                        f"sum(b.num_rows for _, _, b in iter_record_columns({str(META)!r}))\n")
+
+
+def test_partition_index_finds_sparse_and_unknown_partitions():
+    # the kernel guesses topic start + partition id; gaps, unknown topics and partitions
+    # beyond the guess go through its binary search
+    import numpy as np
+    from kcodec.kraft.image import Partitions
+    p = Partitions()
+    keys = np.array([(0 << 32) | 0, (0 << 32) | 5, (0 << 32) | 7, (2 << 32) | 1, (2 << 32) | 2], np.int64)
+    p.topic.extend((keys >> 32).astype(np.int32))
+    p.partition.extend((keys & 0xFFFFFFFF).astype(np.int32))
+    p.alive.extend(np.ones(5, bool))
+    p.index_add(keys, np.arange(5, dtype=np.int64))
+    topic = np.array([0, 0, 0, 0, 1, 2, 2, 2, 3, -1], np.int32)
+    part = np.array([0, 5, 7, 1, 0, 1, 2, 0, 0, 0], np.int32)
+    assert p.find(topic, part).tolist() == [0, 1, 2, -1, -1, 3, 4, -1, -1, -1]
+    assert p.lookup(np.array([(2 << 32) | 2], np.int64)).tolist() == [4]
+
+
+def test_columns_in_mappings_grow_and_pickle(monkeypatch):
+    # large columns live in private anonymous mappings that grow in place; a view held
+    # elsewhere pins the mapping (the column copies instead), and they pickle as arrays
+    import pickle
+    import numpy as np
+    from kcodec.kraft import _columns
+    monkeypatch.setattr(_columns, "_MAPPED", 64)
+    c = _columns.Column("int32")
+    c.extend(np.arange(10, dtype=np.int32))
+    c.extend(np.zeros(40, np.int32))
+    held = c.data[:5]
+    c.extend(np.arange(100, dtype=np.int32))           # grows while `held` pins the mapping
+    c.extend(np.full(300, 7, np.int32))                # grows in place
+    want = np.concatenate([np.arange(10), np.zeros(40), np.arange(100), np.full(300, 7)])
+    assert c.view.tolist() == want.tolist() and held.tolist() == [0, 1, 2, 3, 4]
+    assert not c.data[c.n:].any()
+    d = pickle.loads(pickle.dumps(c))
+    assert d.view.tolist() == want.tolist()
+    d.extend(np.ones(1000, np.int32))
+    assert d.n == 1450 and int(d.view.sum()) == int(want.sum()) + 1000
+
+
+def test_python_twin_of_the_kernels_replays_the_same(tmp_path, monkeypatch):
+    # installs without the compiled extensions replay through kcodec.kraft._image_py
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from gen_kraft_log import generate
+    from kcodec.kraft import _image_py
+    from kcodec.kraft import image as image_mod
+    generate(str(tmp_path), topics=30, partitions=200, changes=1500, batch=61)
+    native = replay(tmp_path)
+    monkeypatch.setattr(image_mod, "_kernels", _image_py)
+    twin = replay(tmp_path)
+    assert native.issues == twin.issues == [] and twin.partition_count() == 200
+    for t in native.topic_names():
+        assert twin.topic(t) == native.topic(t)
+    ids = np.frombuffer(b"".join(u.bytes for u in native.topics.ids), np.uint8).reshape(-1, 16)
+    assert twin.topics.lookup(ids).tolist() == native.topics.lookup(ids).tolist() == list(range(30))

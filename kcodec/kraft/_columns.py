@@ -2,31 +2,77 @@
 fit comfortably, so no Python object per partition)."""
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence
+import mmap
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+_MAPPED = 1 << 20       # columns from this size on get their own anonymous mapping
+_PRIVATE = getattr(mmap, "MAP_PRIVATE", None)     # (not on Windows: plain arrays there)
+
+
+def _mapped(size: int, dtype: Any) -> Tuple[np.ndarray, Optional[mmap.mmap]]:
+    dt = np.dtype(dtype)
+    if size * dt.itemsize < _MAPPED or _PRIVATE is None:
+        return np.zeros(size, dt), None
+    m = mmap.mmap(-1, size * dt.itemsize, flags=_PRIVATE)
+    return np.frombuffer(m, dt, count=size), m
+
+
+def zeros(size: int, dtype: Any) -> np.ndarray:
+    """A zeroed array for a large table.  From 1 MB on it is a private anonymous mapping
+    of its own: the kernel supplies zero pages on first write, so a tail never written (or
+    written only with zeros, see :meth:`Column.extend`) takes no memory, and a replaced
+    array goes back to the system whole instead of leaving a hole in the heap (a million
+    partitions grow a dozen such columns side by side)."""
+    return _mapped(size, dtype)[0]
+
 
 class Column:
-    """A growable 1-D NumPy array."""
+    """A growable 1-D NumPy array; ``data[n:]`` is always zero."""
 
-    __slots__ = ("data", "n")
+    __slots__ = ("data", "n", "_map")
 
     def __init__(self, dtype: str, capacity: int = 16) -> None:
-        self.data = np.zeros(max(capacity, 16), dtype)
+        self.data, self._map = _mapped(max(capacity, 16), dtype)
         self.n = 0
+
+    def __getstate__(self) -> Tuple[np.ndarray, int]:
+        return np.array(self.data[:self.n]), self.n     # a mapping does not pickle
+
+    def __setstate__(self, state: Tuple[np.ndarray, int]) -> None:
+        data, self.n = state
+        self.data, self._map = _mapped(max(len(data), 16), data.dtype)
+        self.data[:self.n] = data
 
     def reserve(self, extra: int) -> None:
         need = self.n + extra
-        if need > len(self.data):
-            new = np.empty(max(need, 2 * len(self.data)), self.data.dtype)   # rows >= n unread
+        if need <= len(self.data):
+            return
+        size = max(need, 2 * len(self.data))
+        dt = self.data.dtype
+        if self._map is not None:
+            # grow the mapping in place (mremap: nothing copied, the new pages are zero);
+            # while someone else holds a view of the column it cannot move: copy then
+            self.data = None      # type: ignore[assignment]
+            try:
+                self._map.resize(size * dt.itemsize)
+            except (BufferError, OSError, SystemError, ValueError):
+                pass
+            finally:
+                self.data = np.frombuffer(self._map, dt)
+            if len(self.data) >= need:
+                return
+        new, self._map = _mapped(size, dt)
+        if self.data[:self.n].any():        # an all-zero column stays untouched
             new[:self.n] = self.data[:self.n]
-            self.data = new
+        self.data = new
 
     def extend(self, values: np.ndarray) -> None:
         k = len(values)
         self.reserve(k)
-        self.data[self.n:self.n + k] = values
+        if values.any():            # zeros are there already: leave those pages unwritten
+            self.data[self.n:self.n + k] = values
         self.n += k
 
     @property

@@ -22,9 +22,11 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 import kcodec
+from kcodec import _ext
 from kcodec.errors import CodecError
 
-from ._columns import Column, ListColumn, _starts, last_per_key
+from . import _image_py
+from ._columns import Column, ListColumn, _starts, last_per_key, zeros
 
 _arrow: Any = None
 try:
@@ -34,42 +36,20 @@ except ImportError:  # no pyarrow: the engine's dicts serve
 from kcodec import log
 from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record, record_type_name
 
+_kernels: Any = _ext.load("kcodec.kraft._image") or _image_py     # C, or its Python twin
+
 __all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
 
 NO_LEADER_CHANGE = -2
 _TOPIC, _PARTITION, _CHANGE = 2, 3, 5
 _BULK = {_TOPIC: "TopicRecord", _PARTITION: "PartitionRecord", _CHANGE: "PartitionChangeRecord"}
 _BEGIN, _END, _ABORT = 23, 24, 25
+_HOT = np.zeros(256, bool)              # by a frame's API key byte: replayed in bulk
+_HOT[[_TOPIC, _PARTITION, _CHANGE]] = True
 _ZERO_UUID = _uuid.UUID(int=0)
 _LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", "removingReplicas"),
                 ("adding_replicas", "addingReplicas"), ("elr", "eligibleLeaderReplicas"),
                 ("last_known_elr", "lastKnownElr"))
-
-
-class _LastOf:
-    """For rows keyed by ``keys`` (log order): the index of the last row of each key
-    among those a mask selects; one sort serves every mask."""
-
-    def __init__(self, keys: np.ndarray) -> None:
-        self.order = np.argsort(keys, kind="stable")
-        ks = keys[self.order]
-        self.starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, np.int64)
-        self.keys = ks[self.starts]          # the distinct keys, ascending
-
-    def counts(self, mask: Optional[np.ndarray] = None) -> np.ndarray:
-        """Rows per distinct key (only those ``mask`` selects)."""
-        if not len(self.order):
-            return np.zeros(0, np.int64)
-        if mask is None:
-            return np.diff(np.r_[self.starts, len(self.order)])
-        return np.add.reduceat(mask[self.order].astype(np.int64), self.starts)
-
-    def of(self, mask: np.ndarray) -> np.ndarray:
-        if not len(self.order):
-            return np.zeros(0, np.int64)
-        pos = np.where(mask[self.order], np.arange(len(self.order)), -1)
-        best = np.maximum.reduceat(pos, self.starts)
-        return self.order[best[best >= 0]]
 
 
 class Issue(NamedTuple):
@@ -94,13 +74,11 @@ class Topics:
         self.by_id: Dict[bytes, int] = {}     # uuid bytes -> index
         self.by_name: Dict[str, int] = {}
         self._uuids: List[_uuid.UUID] = []
-        # live ids by hash: an open-addressing table (linear probing), built lazily
-        self._slot_h = np.zeros(0, np.uint64)
-        self._slot_i = np.zeros(0, np.int64)   # topic index, -1: empty
-        self._live = 0
+        # live ids -> topic index: the kernels' hash table over the id of each index
         self._idarr = np.zeros((0, 16), np.uint8)
+        self._slots = np.full(16, -1, np.int32)
+        self._live = 0
         self._new: List[bytes] = []          # ids added since the last lookup
-        self._dirty = False                  # a removal: rebuild the hash index
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -118,15 +96,17 @@ class Topics:
     def add_many(self, names: Sequence[str], ids: Sequence[bytes]) -> int:
         """Add TopicRecords in order; returns the last one's index."""
         by_name, by_id = self.by_name, self.by_id
-        if (len(set(names)) == len(names) and len(set(ids)) == len(ids)
-                and by_name.keys().isdisjoint(names) and by_id.keys().isdisjoint(ids)):
+        first = len(self.names)
+        new_names = dict(zip(names, range(first, first + len(names))))
+        new_ids = dict(zip(ids, range(first, first + len(ids))))
+        if (len(new_names) == len(names) and len(new_ids) == len(ids)
+                and by_name.keys().isdisjoint(new_names) and by_id.keys().isdisjoint(new_ids)):
             # all new (the common case): no per-topic Python work
-            first = len(self.names)
             self.names.extend(names)
             self.id_bytes.extend(ids)
             self.alive.extend([True] * len(names))
-            by_id.update(zip(ids, range(first, first + len(ids))))
-            by_name.update(zip(names, range(first, first + len(names))))
+            by_id.update(new_ids)
+            by_name.update(new_names)
             self._new.extend(ids)
             return len(self.names) - 1
         idx = -1
@@ -146,78 +126,37 @@ class Topics:
         return idx
 
     def remove(self, idx: int) -> None:
+        self._sync()
         self.alive[idx] = False
         self.by_id.pop(self.id_bytes[idx], None)
         if self.by_name.get(self.names[idx]) == idx:
             del self.by_name[self.names[idx]]
-        self._dirty = True
+        if _kernels.ids_drop(self._idarr, self._slots, idx):
+            self._live -= 1
 
-    def _place(self, h: np.ndarray, ix: np.ndarray) -> None:
-        mask = np.uint64(len(self._slot_h) - 1)
-        slot = (h & mask).astype(np.int64)
-        todo = np.arange(len(h))
-        while len(todo):
-            s = slot[todo]
-            free = self._slot_i[s] < 0
-            # of the rows aiming at one free slot, the first takes it; the rest probe on
-            u, first = np.unique(s[free], return_index=True)
-            win = todo[free][first]
-            self._slot_i[u], self._slot_h[u] = ix[win], h[win]
-            placed = np.zeros(len(h), bool)
-            placed[win] = True
-            todo = todo[~placed[todo]]
-            slot[todo] = (slot[todo] + 1) & int(mask)
-
-    def _rebuild(self) -> None:
-        live = np.array(sorted(self.by_id.values()), np.int64)
-        size = 16
-        while size < 2 * len(live):
-            size *= 2
-        self._slot_h = np.zeros(size, np.uint64)
-        self._slot_i = np.full(size, -1, np.int64)
-        self._live = len(live)
-        self._place(_id_hash(self._idarr[live]), live)
+    def _sync(self) -> None:
+        """Index the ids added since the last lookup (the id table grows by whole runs)."""
+        if not self._new:
+            return
+        fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
+        first = len(self._idarr)
+        self._idarr = np.concatenate([self._idarr, fresh])
+        self._new = []
+        live = self._live + len(fresh)
+        if 2 * live <= len(self._slots):
+            _kernels.ids_put(self._idarr, self._slots, np.arange(first, len(self._idarr), dtype=np.int32))
+        else:       # grow: index the live ids afresh at under half load
+            size = 16
+            while size < 4 * live:
+                size *= 2
+            self._slots = np.full(size, -1, np.int32)
+            _kernels.ids_put(self._idarr, self._slots, np.fromiter(self.by_id.values(), np.int32, len(self.by_id)))
+        self._live = live
 
     def lookup(self, ids: np.ndarray) -> np.ndarray:
         """Topic index of each 16-byte id (rows of ``ids``), -1 when unknown."""
-        if self._new:
-            fresh = np.frombuffer(b"".join(self._new), np.uint8).reshape(-1, 16)
-            first = len(self._idarr)
-            self._idarr = np.concatenate([self._idarr, fresh])
-            self._new = []
-            if not self._dirty and 2 * (self._live + len(fresh)) <= len(self._slot_h):
-                self._live += len(fresh)
-                self._place(_id_hash(fresh), np.arange(first, first + len(fresh), dtype=np.int64))
-            else:
-                self._dirty = True
-        if self._dirty:
-            self._rebuild()
-            self._dirty = False
-        n = len(ids)
-        out = np.full(n, -1, np.int64)
-        if not n or not self._live:
-            return out
-        h = _id_hash(ids)
-        mask = len(self._slot_h) - 1
-        slot = (h & np.uint64(mask)).astype(np.int64)
-        todo = np.arange(n)
-        while len(todo):
-            s = slot[todo]
-            cand = self._slot_i[s]
-            same = (cand >= 0) & (self._slot_h[s] == h[todo])
-            hit = np.zeros(len(todo), bool)
-            if same.any():
-                exact = (self._idarr[cand[same]] == ids[todo[same]]).all(axis=1)
-                hit[np.flatnonzero(same)[exact]] = True
-                out[todo[hit]] = cand[hit]
-            todo = todo[~hit & (cand >= 0)]     # an empty slot ends the probe: unknown
-            slot[todo] = (slot[todo] + 1) & mask   # a hash collision probes on
-        return out
-
-
-def _id_hash(ids: np.ndarray) -> np.ndarray:
-    w = np.ascontiguousarray(ids).view(np.uint64).reshape(-1, 2)
-    return w[:, 0] ^ (w[:, 1] * np.uint64(0x9E3779B97F4A7C15))
+        self._sync()
+        return _kernels.ids_find(self._idarr, self._slots, np.ascontiguousarray(ids, np.uint8))
 
 
 class Partitions:
@@ -241,10 +180,11 @@ class Partitions:
         self.directories = ListColumn()
         self.dir_ids: List[_uuid.UUID] = []
         self.dir_index: Dict[bytes, int] = {}
-        self._dir_hash = np.zeros(0, np.uint64)      # sorted hashes of dir_ids
-        self._dir_hidx = np.zeros(0, np.int64)
+        self._dir_keys = np.zeros((0, 16), np.uint8)     # dir_ids' bytes, and their index
+        self._dir_slots = np.full(16, -1, np.int32)
         self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
         self._rows = np.zeros(0, np.int64)
+        self._kbuf, self._rbuf = self._keys, self._rows     # room to append (keys, rows: views)
         self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
 
     def __len__(self) -> int:
@@ -257,29 +197,43 @@ class Partitions:
     def nbytes(self) -> int:
         cols = [self.topic, self.partition, self.leader, self.leader_epoch, self.partition_epoch,
                 self.leader_recovery_state, self.alive]
-        return (sum(c.data.nbytes for c in cols) + self._keys.nbytes + self._rows.nbytes
+        return (sum(c.data.nbytes for c in cols) + self._kbuf.nbytes + self._rbuf.nbytes
                 + sum(getattr(self, a).nbytes() for a, _ in _LIST_FIELDS)
                 + self.directories.nbytes())
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        if not len(self._keys) or not len(keys):
-            return np.full(len(keys), -1, np.int64)
-        n = len(self._keys)
-        # partitions of a topic are mostly 0..N-1: guess the position from where the
-        # topic starts in the sorted keys, and search only the misses
-        topic = keys >> 32
-        if self._topic_start is None or len(self._topic_start) <= int(topic.max()):
-            top = int(max(topic.max(), self._keys[-1] >> 32)) + 1
+        """Row of each key (``topic index << 32 | partition id``), -1 when unknown."""
+        keys = np.asarray(keys, np.int64)
+        return self.find((keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32))
+
+    def find(self, topic: np.ndarray, partition: np.ndarray) -> np.ndarray:
+        """Row of each (topic index, partition id), -1 when unknown."""
+        if not len(self._keys) or not len(topic):
+            return np.full(len(topic), -1, np.int64)
+        if self._topic_start is None:
+            # partitions of a topic are mostly 0..N-1: the kernel guesses the position
+            # from where the topic starts in the sorted keys, and searches the misses
+            top = int(self._keys[-1] >> 32) + 1
             self._topic_start = np.searchsorted(self._keys, np.arange(top, dtype=np.int64) << 32)
-        pos = self._topic_start[topic] + (keys & 0xFFFFFFFF)
-        pos = np.minimum(pos, n - 1)
-        miss = self._keys[pos] != keys
-        if miss.any():
-            pos[miss] = np.minimum(np.searchsorted(self._keys, keys[miss]), n - 1)
-        return np.where(self._keys[pos] == keys, self._rows[pos], -1)
+        return _kernels.parts_find(self._keys, self._rows, self._topic_start,
+                                   np.ascontiguousarray(topic, np.int32),
+                                   np.ascontiguousarray(partition, np.int32))
 
     def index_add(self, keys: np.ndarray, rows: np.ndarray) -> None:
         """Index new rows (a key already indexed points to its new row)."""
+        n = len(self._keys)
+        if len(keys) and bool((keys[1:] > keys[:-1]).all()) and (not n or keys[0] > self._keys[-1]):
+            # new partitions after all known ones, ascending (as a log creates them): append
+            m = n + len(keys)
+            if m > len(self._kbuf):
+                size = max(m, 2 * len(self._kbuf))
+                kb, rb = zeros(size, np.int64), zeros(size, np.int64)
+                kb[:n], rb[:n] = self._keys, self._rows
+                self._kbuf, self._rbuf = kb, rb
+            self._kbuf[n:m], self._rbuf[n:m] = keys, rows
+            self._keys, self._rows = self._kbuf[:m], self._rbuf[:m]
+            self._topic_start = None
+            return
         order = np.argsort(keys, kind="stable")
         k, r = keys[order], rows[order]
         last = np.ones(len(k), bool)
@@ -292,8 +246,11 @@ class Partitions:
         if hit.any():
             self.alive.data[self._rows[pos[hit]]] = False
             self._rows[pos[hit]] = r[hit]
-        self._keys = np.insert(self._keys, pos[~hit], k[~hit])
-        self._rows = np.insert(self._rows, pos[~hit], r[~hit])
+        self._set_index(np.insert(self._keys, pos[~hit], k[~hit]), np.insert(self._rows, pos[~hit], r[~hit]))
+
+    def _set_index(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        self._keys = self._kbuf = keys
+        self._rows = self._rbuf = rows
         self._topic_start = None
 
     def index_remove(self, keys: np.ndarray) -> None:
@@ -303,47 +260,35 @@ class Partitions:
         pos = pos[self._keys[pos] == keys]
         keep = np.ones(len(self._keys), bool)
         keep[pos] = False
-        self._keys, self._rows = self._keys[keep], self._rows[keep]
-        self._topic_start = None
+        self._set_index(self._keys[keep], self._rows[keep])
 
     def dir_indexes(self, flat: np.ndarray) -> np.ndarray:
         """Directory-table indexes of 16-byte directory ids (a cluster has few distinct
-        directories: match hashes against the known ones, learn the rest)."""
+        directories: look them up in the id index, learn the ones not seen yet)."""
         if not len(flat):
             return np.zeros(0, np.int32)
-        flat = np.ascontiguousarray(flat)
-        h = _id_hash(flat)
-        out = np.full(len(flat), -1, np.int64)
-        if len(self._dir_hash):
-            pos = np.minimum(np.searchsorted(self._dir_hash, h), len(self._dir_hash) - 1)
-            hit = self._dir_hash[pos] == h
-            out[hit] = self._dir_hidx[pos[hit]]
-        miss = np.nonzero(out < 0)[0]
-        if len(miss):
-            _u, first = np.unique(h[miss], return_index=True)
-            for at in miss[first].tolist():
+        flat = np.ascontiguousarray(flat, np.uint8)
+        out = _kernels.ids_find(self._dir_keys, self._dir_slots, flat)
+        miss = np.flatnonzero(out < 0)
+        while len(miss):
+            # learn the distinct ids among the first misses, then look the misses up again
+            for at in miss[:64].tolist():
                 b = flat[at].tobytes()
                 if b not in self.dir_index:
                     self.dir_index[b] = len(self.dir_ids)
                     self.dir_ids.append(_uuid.UUID(bytes=b))
-            known = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
-            kh = _id_hash(known)
-            order = np.argsort(kh, kind="stable")
-            self._dir_hash, self._dir_hidx = kh[order], order.astype(np.int64)
-            pos = np.minimum(np.searchsorted(self._dir_hash, h[miss]), len(self._dir_hash) - 1)
-            out[miss] = self._dir_hidx[pos]
-        # 64-bit hashes of random 128-bit ids do not collide in practice; make sure
-        w = flat.view(np.uint64).reshape(-1, 2)
-        table = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
-        tw = table.view(np.uint64).reshape(-1, 2)
-        if not (tw[out] == w).all():
-            out = np.array([self.dir_index.setdefault(flat[i].tobytes(), len(self.dir_index))
-                            for i in range(len(flat))], np.int64)
-            for b, j in sorted(self.dir_index.items(), key=lambda kv: kv[1]):
-                if j >= len(self.dir_ids):
-                    self.dir_ids.append(_uuid.UUID(bytes=b))
-            self._dir_hash = np.zeros(0, np.uint64)
-        return out.astype(np.int32)
+            self._index_dirs()
+            out[miss] = _kernels.ids_find(self._dir_keys, self._dir_slots, flat[miss])
+            miss = miss[out[miss] < 0]
+        return out
+
+    def _index_dirs(self) -> None:
+        self._dir_keys = np.frombuffer(b"".join(u.bytes for u in self.dir_ids), np.uint8).reshape(-1, 16)
+        size = 16
+        while size < 4 * len(self.dir_ids):
+            size *= 2
+        self._dir_slots = np.full(size, -1, np.int32)
+        _kernels.ids_put(self._dir_keys, self._dir_slots, np.arange(len(self.dir_ids), dtype=np.int32))
 
     def row(self, r: int) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -609,9 +554,7 @@ class MetadataImage:
     def _apply_changes(self, pc: "_PartCols", version: int) -> None:
         p = self.partitions
         tidx = self.topics.lookup(pc.topic_ids)
-        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
-        rows = p.lookup(keys)
-        rows[tidx < 0] = -1
+        rows = p.find(tidx, pc.scalar["partitionId"])
         bad = rows < 0
         if bad.any():
             for i in np.nonzero(bad)[0].tolist():
@@ -619,37 +562,44 @@ class MetadataImage:
                                          f"PartitionChangeRecord for unknown partition "
                                          f"{_uuid.UUID(bytes=bytes(pc.topic_ids[i]))}-"
                                          f"{int(pc.scalar['partitionId'][i])}", b""))
-            ok = np.nonzero(~bad)[0]
-            pc = pc.take(ok)
-            rows = rows[ok]
-        if not len(rows):
-            return
-        r = rows
-        # every change bumps the partition epoch; a leader change also the leader epoch
-        last = _LastOf(r)
-        p.partition_epoch.data[last.keys] += last.counts().astype(np.int32)
-        leader = pc.scalar["leader"]
-        moved = leader != NO_LEADER_CHANGE
-        if moved.any():
-            p.leader_epoch.data[last.keys] += last.counts(moved).astype(np.int32)
-            sel = last.of(moved)
-            p.leader.data[r[sel]] = leader[sel]
-        lrs = pc.scalar["leaderRecoveryState"]
-        setl = lrs != -1
-        if setl.any():
-            sel = last.of(setl)
-            p.leader_recovery_state.data[r[sel]] = lrs[sel]
+            rows[bad] = -1         # the kernel skips them
+            if bad.all():
+                return
+        # in log order: every change bumps the partition epoch, a leader change also the
+        # leader epoch, a list present replaces the row's list
+        lists, cols = [], []
+        n = len(rows)
         for attr, field in _LIST_FIELDS + (("directories", "directories"),):
-            flat, lens = pc.lists[field]
-            has = lens >= 0          # absent (-2) and null (-1): no change
-            if not has.any():
-                continue
-            if field == "directories":
-                flat = p.dir_indexes(flat)
-            starts = _starts(np.maximum(lens, 0))
-            sel = last.of(has)
-            getattr(p, attr).set_flat(r[sel], flat, starts[sel], lens[sel])
-        rep = pc.lists["replicas"][1] >= 0
+            col = getattr(p, attr)
+            if pc.raw is not None:          # the decoded Arrow layout, as it is
+                lin = pc.raw[field]
+                if lin is not None and field == "directories":
+                    lin = lin[:3] + (p.dir_indexes(lin[3]),)
+            else:
+                flat, lens = pc.lists[field]
+                has = lens >= 0          # absent (-2) and null (-1): no change
+                if not has.any():
+                    lin = None
+                else:
+                    flat = p.dir_indexes(flat) if field == "directories" else np.ascontiguousarray(flat, np.int32)
+                    off = np.zeros(n + 1, np.int32)
+                    np.cumsum(np.maximum(lens, 0), out=off[1:])
+                    lin = (off, None if has.all() else np.packbits(has, bitorder="little"), 0, flat)
+            if lin is not None:
+                col.values.reserve(int(lin[0][n]) - int(lin[0][0]))
+            lists.append(lin)
+            cols.append((col.start.data, col.length.data, col.null.data.view(np.uint8),
+                         col.values.data, col.values.n))
+        used = _kernels.apply_changes(
+            np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(pc.scalar["leader"], np.int32),
+            np.ascontiguousarray(pc.scalar["leaderRecoveryState"], np.int8), lists,
+            p.leader.data, p.leader_epoch.data, p.partition_epoch.data,
+            p.leader_recovery_state.data, cols)
+        del cols, lists         # views of the columns: they would pin the mappings
+        for (attr, _f), u in zip(_LIST_FIELDS + (("directories", ""),), used):
+            getattr(p, attr).values.n = u
+        r = rows
+        rep = pc.present("replicas") & (r >= 0)
         if rep.any():
             # replicas changed: directories that no longer line up become MIGRATING
             rr = np.unique(r[rep])
@@ -706,11 +656,10 @@ class MetadataImage:
         for a, _ in _LIST_FIELDS + (("directories", ""),):
             setattr(q, a, getattr(p, a).compact(keep))
         q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
-        q._dir_hash, q._dir_hidx = p._dir_hash, p._dir_hidx
+        q._dir_keys, q._dir_slots = p._dir_keys, p._dir_slots
         keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
         order = np.argsort(keys, kind="stable")
-        q._keys, q._rows = keys[order], order.astype(np.int64)
-        q._topic_start = None
+        q._set_index(keys[order], order.astype(np.int64))
         self.partitions = q
 
 
@@ -920,14 +869,33 @@ _PART_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas", "eligibl
 
 
 class _PartCols:
-    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` int64,
-    ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with lengths
-    -2 absent, -1 null; ``offsets`` the log offsets."""
-    __slots__ = ("scalar", "topic_ids", "lists", "offsets", "file")
+    """PartitionRecord / PartitionChangeRecord rows as columns: ``scalar[name]`` integer
+    arrays, ``topic_ids`` (n, 16) uint8, ``lists[name] = (flat values, lengths)`` with
+    lengths -2 absent, -1 null; ``offsets`` the log offsets.  From a bulk decode the
+    lists are kept as Arrow lays them out, ``raw[name] = (offsets, validity bitmap or
+    None, its bit offset, values)`` or None when absent, and ``lists`` is built on demand."""
+    __slots__ = ("scalar", "topic_ids", "_lists", "raw", "offsets", "file")
 
-    def __init__(self, scalar, topic_ids, lists, offsets, file):
-        self.scalar, self.topic_ids, self.lists, self.offsets, self.file = \
-            scalar, topic_ids, lists, offsets, file
+    def __init__(self, scalar, topic_ids, lists, offsets, file, raw=None):
+        self.scalar, self.topic_ids, self._lists, self.offsets, self.file, self.raw = \
+            scalar, topic_ids, lists, offsets, file, raw
+
+    @property
+    def lists(self) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+        if self._lists is None:
+            self._lists = {s: _flat_lens(s, self.raw[s], len(self.topic_ids)) for s in _PART_LISTS}
+        return self._lists
+
+    def present(self, name: str) -> np.ndarray:
+        """Per row: does it carry list ``name`` (not absent, not null)?"""
+        if self._lists is not None or self.raw is None:
+            return self.lists[name][1] >= 0
+        raw, n = self.raw[name], len(self.topic_ids)
+        if raw is None:
+            return np.zeros(n, bool)
+        if raw[1] is None:
+            return np.ones(n, bool)
+        return np.unpackbits(raw[1], bitorder="little")[raw[2]:raw[2] + n].view(bool)
 
     def take(self, idx: np.ndarray) -> "_PartCols":
         lists = {}
@@ -991,25 +959,38 @@ def _partcols_from_arrow(name: str, got: Any, offsets: np.ndarray, file: Optiona
         d = dflt.get(s, -1)
         if s in names:
             col = got.column(s)
-            scalar[s] = _arrow.to_numpy(col.fill_null(d) if col.null_count else col).astype(np.int64)
+            scalar[s] = _arrow.to_numpy(col.fill_null(d) if col.null_count else col)
         else:
-            scalar[s] = np.full(n, d, np.int64)
+            scalar[s] = np.full(n, d, np.int32)
     ids = _fixed16(got.column("topicId")) if "topicId" in names else np.zeros((n, 16), np.uint8)
-    lists = {}
+    raw: Dict[str, Any] = {}
     for s in _PART_LISTS:
         if s not in names:        # not in this version: absent
-            flat = np.zeros((0, 16), np.uint8) if s == "directories" else np.zeros(0, np.int32)
-            lists[s] = (flat, np.full(n, -2, np.int32))
+            raw[s] = None
             continue
         col = got.column(s)
-        lo = _arrow.to_numpy(col.offsets)
-        lens = np.diff(lo).astype(np.int32)
+        bufs = col.buffers()
+        lo = np.frombuffer(bufs[1], np.int32)[col.offset:col.offset + n + 1]
+        vals = col.values
+        flat = (_fixed16(vals) if s == "directories"
+                else np.frombuffer(vals.buffers()[1], np.int32)[vals.offset:vals.offset + len(vals)])
+        valid = None
         if col.null_count:
-            lens[_arrow.to_numpy(col.is_null())] = -1
-        vals = col.values.slice(int(lo[0]), int(lo[-1] - lo[0]))
-        flat = _fixed16(vals) if s == "directories" else _arrow.to_numpy(vals).astype(np.int32, copy=False)
-        lists[s] = (flat, lens)
-    return _PartCols(scalar, ids, lists, offsets, file)
+            valid = np.frombuffer(bufs[0], np.uint8)
+        raw[s] = (lo, valid, col.offset, flat)
+    return _PartCols(scalar, ids, None, offsets, file, raw)
+
+
+def _flat_lens(name: str, raw: Any, n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A list column's (flat values, lengths: -2 absent, -1 null) from its Arrow layout."""
+    if raw is None:
+        flat = np.zeros((0, 16), np.uint8) if name == "directories" else np.zeros(0, np.int32)
+        return flat, np.full(n, -2, np.int32)
+    lo, valid, voff, values = raw
+    lens = np.diff(lo).astype(np.int32)
+    if valid is not None:
+        lens[~np.unpackbits(valid, bitorder="little")[voff:voff + n].view(bool)] = -1
+    return values[int(lo[0]):int(lo[-1])], lens
 
 
 def _partcols_from_dicts(name: str, dicts: Sequence[dict], offsets: np.ndarray,
@@ -1046,14 +1027,15 @@ def _snapshot_end(file: Optional[str]) -> Optional[int]:
 
 class _Chunk:
     """One window of the log (:func:`kcodec.log.iter_chunks`), its compressed batches'
-    records merged in log order: the record values stay in one buffer (copied: replay
-    may hold a chunk across windows inside a metadata transaction) and are read in place,
-    per row the frame's API key and version."""
+    records merged in log order: the record values stay in one buffer, read in place,
+    per row the frame's API key and version.  A window without compressed batches is the
+    reader's own buffer, valid until the reader moves on: :meth:`keep` copies it when
+    replay holds the chunk longer (inside a metadata transaction)."""
 
     def __init__(self, ch: Any) -> None:
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         if len(parts) == 1:
-            self.buf, recs = bytes(ch.data), ch.records
+            self.buf, recs = ch.data, ch.records
         else:
             bufs, rs, base = [], [], 0
             for b, r in parts:
@@ -1068,26 +1050,36 @@ class _Chunk:
             recs = recs[np.argsort(recs["batch_index"], kind="stable")]
         bi = recs["batch_index"]
         self.file = ch.file
-        self.offsets = np.ascontiguousarray(recs["offset"])
-        self.vpos, self.vlen = np.ascontiguousarray(recs["value_pos"]), np.ascontiguousarray(recs["value_len"])
+        # the scanner's record fields are read where they are (strided), no copies
+        self.offsets = recs["offset"]
+        self.vpos, self.vlen = recs["value_pos"], recs["value_len"]
         self.kpos, self.klen = recs["key_pos"], recs["key_len"]
-        self.epochs = ch.batches["partition_leader_epoch"][bi]
-        self.ctrl = (ch.batches["attributes"][bi] & 0x20) != 0
-        self.api, self.ver, fast = _frame_heads(self.buf, self.vpos, self.vlen)
+        self._bi, self._batches = bi, ch.batches
+        bctrl = (ch.batches["attributes"] & 0x20) != 0
+        self.ctrl = bctrl[bi] if bctrl.any() else np.zeros(len(bi), bool)
+        self.api, self.ver, fast = _frame_heads(self.buf, self.vpos, self.vlen, wide=False)
         fast &= ~self.ctrl
         self.fast = fast
-        self.hot = fast & np.isin(self.api, (_TOPIC, _PARTITION, _CHANGE))
+        self.hot = fast & _HOT[self.api]
+
+    def epoch(self, i: int) -> int:
+        """The partition leader epoch of row ``i``'s batch."""
+        return int(self._batches["partition_leader_epoch"][self._bi[i]])
 
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def keep(self) -> None:
+        if not isinstance(self.buf, bytes):
+            self.buf = bytes(self.buf)
+
     def value(self, i: int) -> Optional[bytes]:
         n = int(self.vlen[i])
-        return None if n < 0 else self.buf[int(self.vpos[i]):int(self.vpos[i]) + n]
+        return None if n < 0 else bytes(self.buf[int(self.vpos[i]):int(self.vpos[i]) + n])
 
     def key(self, i: int) -> Optional[bytes]:
         n = int(self.klen[i])
-        return None if n < 0 else self.buf[int(self.kpos[i]):int(self.kpos[i]) + n]
+        return None if n < 0 else bytes(self.buf[int(self.kpos[i]):int(self.kpos[i]) + n])
 
     def bodies(self, rows: np.ndarray) -> List[bytes]:
         """The values of ``rows`` (all with the 3-byte frame head) without the head."""
@@ -1143,10 +1135,10 @@ class _Replayer:
         img = self.img
         off = int(ch.offsets[i])
         if ch.ctrl[i]:
-            self.control(ch.key(i), ch.value(i), off, ch.file, int(ch.epochs[i]))
+            self.control(ch.key(i), ch.value(i), off, ch.file, ch.epoch(i))
             return
         v = ch.value(i)
-        mr = read_record(v) if v is not None else MetadataRecord(
+        mr = _read_fast(ch, i, v) if v is not None else MetadataRecord(
             None, None, None, None, b"", "error", "null value")
         k = mr.api_key
         if k in (_BEGIN, _END, _ABORT) and mr.ok:
@@ -1237,13 +1229,13 @@ class _Replayer:
             return
         segs, self.pending, self.pending_change = self.pending, [], False
         img = self.img
-        merged: List[Tuple[_Chunk, np.ndarray]] = []
+        runs: List[Tuple[_Chunk, List[np.ndarray]]] = []
         for ch, rows in segs:          # one run per chunk: fewer, bigger bulk calls
-            if merged and merged[-1][0] is ch:
-                merged[-1] = (ch, np.concatenate([merged[-1][1], rows]))
+            if runs and runs[-1][0] is ch:
+                runs[-1][1].append(rows)
             else:
-                merged.append((ch, rows))
-        segs = merged
+                runs.append((ch, [rows]))
+        segs = [(ch, parts[0] if len(parts) == 1 else np.concatenate(parts)) for ch, parts in runs]
         for ch, rows in segs:
             img.last_offset = max(img.last_offset, int(ch.offsets[rows[-1]]))
         for key in (_TOPIC, _PARTITION, _CHANGE):
@@ -1298,6 +1290,22 @@ class _Replayer:
             img._apply_changes(pc if len(good) == len(rows) else pc.take(good), ver)
 
 
+def _read_fast(ch: _Chunk, i: int, v: bytes) -> MetadataRecord:
+    """:func:`read_record` of row ``i``, straight to the engine for the common 3-byte
+    frame of a known record type and version (the framing reader for the rest, and for
+    any error, so that its messages are the same)."""
+    if ch.fast[i]:
+        name = RECORD_TYPES.get(int(ch.api[i]))
+        ver = int(ch.ver[i])
+        if name is not None and ver <= kcodec.spec(name).valid_versions.highest:
+            try:
+                return MetadataRecord(int(ch.api[i]), name, ver, kcodec.decode(name, v[3:], ver),
+                                      v, "ok")
+            except CodecError:
+                pass
+    return read_record(v)
+
+
 def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bool = True,
            compact: bool = True) -> MetadataImage:
     """Replay a metadata log, snapshot, directory (``bootstrap.checkpoint``,
@@ -1314,19 +1322,25 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
             continue
         rp.feed(ch, np.arange(len(ch.offsets), dtype=np.int64))
         rp.flush()
+        for c, _rows in rp.txn or ():
+            c.keep()        # held past this window: the reader reuses its buffer
     rp.flush()
     if compact:
         img.compact()
     return img
 
 
-def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per record value ``buf[pos:pos + lens]``: its API key and version, and whether the
-    frame head is the common 3 bytes (frame version 1, one-byte uvarints); read in place
-    by ``kcodec.slice_heads``, no object per record."""
+def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray, wide: bool = True
+                 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per record value ``buf[pos:pos + lens]``: its API key and version (int64, or the
+    bytes as uint8 unless ``wide``), and whether the frame head is the common 3 bytes
+    (frame version 1, one-byte uvarints); read in place by ``kcodec.slice_heads``, no
+    object per record."""
     heads, have = kcodec.slice_heads(buf, pos, lens, 3)
     h0, h1, h2 = heads[:, 0], heads[:, 1], heads[:, 2]
     fast = (have == 3) & (h0 == 1) & (h1 < 0x80) & (h2 < 0x80)
+    if not wide:
+        return h1, h2, fast
     return h1.astype(np.int64), h2.astype(np.int64), fast
 
 
