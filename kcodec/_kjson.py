@@ -49,14 +49,15 @@ def _to(prog: Program, t: int, arg: int, v: Any) -> Any:
 
 
 def _to_struct(prog: Program, sp: StructPlan, value: Dict[str, Any]) -> Dict[str, Any]:
-    by_name = {f.name: f for f in sp.fields}
-    by_name.update({f.name: f for f in sp.tagged})
     out: Dict[str, Any] = {}
-    for key in sp.keys:
-        f = by_name[key]
-        v = value.get(key, f.default) if f.tagged else value[key] if key in value else f.default
-        if f.tagged and _is_default(f, v):
-            continue
+    for f in sp.ordered:
+        key = f.name
+        if f.tagged:
+            v = value.get(key, f.default)
+            if _is_default(f, v):
+                continue
+        else:
+            v = value[key] if key in value else f.default
         out[key] = _to(prog, f.type, f.arg, v)
     return out
 

@@ -95,6 +95,7 @@ class StructPlan:
     absent: List[FieldSpec] = field(default_factory=list)   # fields not in this version
     keys: Tuple[str, ...] = ()              # names of all fields of this version, schema order
     tag_index: Dict[int, int] = field(default_factory=dict)
+    ordered: Tuple[FieldPlan, ...] = ()     # the plans of ``keys``, same order (JSON writers)
 
     def reserved_tag(self, tag: int) -> Optional[str]:
         """Why ``tag`` cannot be written as an unknown tagged field here, or None.
@@ -228,11 +229,13 @@ class _Compiler:
                     bad.append(f.tag)
         present = {p.name for p in regular} | {p.name for p in tagged}
         keys = tuple(f.json_name for f in st.fields if f.json_name in present)
+        by_name = {p.name: p for p in regular + tagged}
         tagged.sort(key=lambda p: p.tag)
         return StructPlan(
             name=st.name, flexible=self.flexible, fields=regular, tagged=tagged,
             bad_tags=sorted(set(bad)), absent=absent, keys=keys,
             tag_index={p.tag: i for i, p in enumerate(tagged)},
+            ordered=tuple(by_name[k] for k in keys),
         )
 
     def run(self) -> Tuple[array, List[StructPlan]]:

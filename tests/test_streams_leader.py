@@ -95,3 +95,52 @@ def test_client_tags_from_subscriptions_place_standbys():
         (a,) = [p for p, ts in res.tasks.active.items() if t in ts]
         (s,) = [p for p, ts in res.tasks.standby.items() if t in ts]
         assert zone_of[a] != zone_of[s]
+
+
+def _two_topic_topology(n):
+    from kcodec.consumer import TopicPartition
+    parts = {TaskId(0, p): [TopicPartition("b", p), TopicPartition("a", p)] for p in range(n)}
+    return Topology(parts, set(parts), {t: 100 for t in parts})
+
+
+def test_cooperative_hand_over_withholds_whole_tasks_and_the_new_owner_asks_at_once():
+    """StreamsPartitionAssignor.populateActiveTaskAndPartitionsLists: a task with a partition
+    another member still owns is left out whole; the member meant to get it (not the owner)
+    sets nextRebalanceTime 0 and keeps it as a standby when its client had its state."""
+    topo = _two_topic_topology(4)
+    x, y = uuid.UUID(int=1), uuid.UUID(int=2)
+    owned = [(tp.topic, tp.partition) for ps in topo.partitions.values() for tp in ps]
+    subs = {"x": enc_consumer(Subscription(["a", "b"], encode_subscription(
+                SubscriptionInfo(11, 11, x, "hx:1", {t: -2 for t in topo.partitions})), owned_partitions=owned)),
+            "y": enc_consumer(Subscription(["a", "b"], encode_subscription(
+                SubscriptionInfo(11, 11, y, "hy:1", {TaskId(0, 1): 100}))))}
+    res = assign_group(subs, topo)
+    meant_for_y = res.tasks.active[y]
+    assert meant_for_y, "the scenario must move a task to the new member"
+    got = {m: (decode_assignment(d), decode_info(decode_assignment(d).user_data)) for m, d in res.encoded()}
+    a_y, info_y = got["y"]
+    assert a_y.partitions == [] and info_y.active_tasks == []        # every moved task withheld whole
+    assert info_y.next_rebalance_ms == 0                              # the new owner asks at once
+    assert TaskId(0, 1) in meant_for_y and TaskId(0, 1) in info_y.standby_tasks   # its prior standby kept
+    a_x, info_x = got["x"]
+    assert info_x.next_rebalance_ms != 0                              # the owner just revokes
+    assert not set(info_x.active_tasks) & set(meant_for_y)
+    # partitions in topic/partition order, the active task of each alongside
+    keys = [(tp.topic, tp.partition) for tp in a_x.partitions]
+    assert keys == sorted(keys) and len(keys) == 2 * len(set(info_x.active_tasks))
+    assert all(tp in topo.partitions[t] for tp, t in zip(a_x.partitions, info_x.active_tasks))
+    # eager: nothing is withheld
+    res = assign_group(subs, topo, cooperative=False)
+    assert res.infos["y"].active_tasks and res.infos["y"].next_rebalance_ms != 0
+
+
+def test_probing_deadline_goes_to_the_leaders_client():
+    topo = Topology.single_topic("in", 6, end_offset_sum=1_000_000)
+    members = {"a1": uuid.UUID(int=1), "a2": uuid.UUID(int=1), "b1": uuid.UUID(int=2)}
+    sums = {"a1": {TaskId(0, p): -2 for p in range(6)}}
+    subs = _subs(members, sums=sums)
+    for leader, expect in ((None, "a1"), ("b1", "b1"), ("a2", "a1")):
+        res = assign_group(subs, topo, now_ms=1000, leader=leader, cooperative=False)
+        assert res.followup_rebalance_ms is not None
+        got = [m for m, i in res.infos.items() if i.next_rebalance_ms == res.followup_rebalance_ms]
+        assert got == [expect]

@@ -9,9 +9,11 @@ to its threads as ``StreamsPartitionAssignor.assignTasksToThreads`` does, and en
 member's ConsumerProtocolAssignment with its ``AssignmentInfo`` (the host maps, the same for
 every member, are encoded once).
 
-Under the cooperative protocol a partition still owned by another member is not handed out
-in this round: its new owner gets it in the follow-up rebalance (``nextRebalanceMs`` = 0 for
-the members that must revoke).
+Under the cooperative protocol a task with a partition another member still owns is not
+handed out in this round: the member it is meant for gets ``nextRebalanceMs`` = 0 (keeping
+it as a standby meanwhile if its client had its state) and receives it in the follow-up
+rebalance, after the owner has revoked it.  Each member's partitions are listed in topic and
+partition order, its active tasks parallel to them, as Kafka encodes them.
 """
 from __future__ import annotations
 
@@ -237,13 +239,15 @@ def _assign_sticky(clients: List[StreamsClient], subs: Mapping[str, Subscription
 def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
                  configs: AssignmentConfigs = AssignmentConfigs(), *, now_ms: int = 0,
                  leader_latest: int = LATEST_SUPPORTED_VERSION, cooperative: bool = True,
-                 assignor: str = "ha") -> GroupAssignment:
+                 assignor: str = "ha", leader: Optional[str] = None) -> GroupAssignment:
     """Run the Streams leader on the members' ConsumerProtocolSubscription bytes.
 
     ``assignor``: ``"ha"`` (HighAvailabilityTaskAssignor), ``"sticky"`` (LegacyStickyTaskAssignor)
     or ``"fallback"`` (FallbackPriorTaskAssignor, Kafka's choice when the end offsets cannot be
     fetched).  The sticky ones see the clients in the order of Kafka's client HashMap, filled
-    from the subscriptions HashMap (member ids inserted in the order ``subscriptions`` gives)."""
+    from the subscriptions HashMap (member ids inserted in the order ``subscriptions`` gives).
+    ``leader``: the member running the assignment; a probing rebalance's deadline goes to its
+    client, as Kafka's leader gives it to its own process (default: the first member id)."""
     if assignor not in ("ha", "sticky", "fallback"):
         raise ValueError("assignor must be 'ha', 'sticky' or 'fallback'")
     subs: Dict[str, Subscription] = {m: decode_subscription(b) for m, b in subscriptions.items()}
@@ -332,38 +336,54 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
             pbh[h] = [tp for t in res.active[pid] for tp in topology.partitions[t]]
             sbh[h] = [tp for t in res.standby[pid] + res.warmup[pid] for tp in topology.partitions[t]]
 
-    # cooperative: partitions still owned elsewhere are withheld until revoked
-    owner: Dict[TopicPartition, str] = {}
-    for m in members:
-        for tp in subs[m].owned_partitions:
-            owner[TopicPartition(*tp)] = m
-    revoking: Set[str] = set()
+    # Cooperative hand-over (StreamsPartitionAssignor.populateActiveTaskAndPartitionsLists): a
+    # task with a partition new to its consumer that some member still owns is withheld whole
+    # until the owner has revoked it; the consumer it was meant for asks for the follow-up
+    # rebalance at once, and keeps it as a standby meanwhile if its client had it as one.
+    owned: Set[TopicPartition] = {TopicPartition(*tp) for m in members for tp in subs[m].owned_partitions}
+    owned_by: Dict[str, Set[TopicPartition]] = {m: {TopicPartition(*tp) for tp in subs[m].owned_partitions}
+                                                 for m in members}
+    # ClientState.previouslyOwnedStandby: the tasks any consumer of the member's client had
+    # state for without running them
+    prev_standby: Dict[str, Set[TaskId]] = {}
+    for ms in by_client.values():
+        had = {t for c in ms for t in infos[c].standby_tasks}
+        prev_standby.update({c: had for c in ms})
     out_infos: Dict[str, AssignmentInfo] = {}
     parts: Dict[str, List[TopicPartition]] = {}
+    withheld: Dict[str, List[TaskId]] = {}
     for m in members:
-        act: List[TaskId] = []
-        tps: List[TopicPartition] = []
+        pairs: List[Tuple[TopicPartition, TaskId]] = []
+        removed: List[TaskId] = []
         for t in active_of.get(m, []):
-            for tp in topology.partitions[t]:
-                prev = owner.get(tp)
-                if cooperative and prev is not None and prev != m:
-                    revoking.add(prev)
-                    continue
-                act.append(t)
-                tps.append(tp)
-        parts[m] = tps
+            tps = topology.partitions[t]
+            if cooperative and any(tp in owned and tp not in owned_by[m] for tp in tps):
+                removed.append(t)
+            else:
+                pairs += [(tp, t) for tp in tps]
+        pairs.sort(key=lambda p: (p[0].topic, p[0].partition))   # Kafka's PARTITION_COMPARATOR
         stb = {t: list(topology.partitions[t]) for t in standby_of.get(m, [])}
-        out_infos[m] = AssignmentInfo(used, common, act, stb, pbh, sbh, 0, LONG_MAX)
+        for t in removed:
+            if flags.get(t) and t in prev_standby.get(m, ()):
+                stb[t] = list(topology.partitions[t])
+        parts[m] = [tp for tp, _ in pairs]
+        out_infos[m] = AssignmentInfo(used, common, [t for _, t in pairs], stb, pbh, sbh, 0, LONG_MAX)
+        withheld[m] = removed
     followup = None
     if res.probing_rebalance_needed:
         followup = now_ms + configs.probing_rebalance_interval_ms
     for m in members:
-        if m in revoking:
+        if withheld[m]:
             out_infos[m].next_rebalance_ms = 0
     if followup is not None and members:
-        # Kafka puts the deadline on one consumer of the leader's client
-        first = members[0]
-        if out_infos[first].next_rebalance_ms != 0:
-            out_infos[first].next_rebalance_ms = followup
+        # Kafka gives the probing deadline to the leader's client: its first consumer (in
+        # member id order) that is not already asking for an immediate rebalance, unless one
+        # before it is
+        lead = leader if leader in infos else members[0]
+        lead_client = FUTURE_ID if lead in future else infos[lead].process_id
+        for m in sorted(by_client.get(lead_client, [])):
+            if not withheld[m]:
+                out_infos[m].next_rebalance_ms = followup
+            break
     host = encode_host_section(out_infos[members[0]]) if members else b""
     return GroupAssignment(lv, res, out_infos, parts, host, followup)
