@@ -433,12 +433,25 @@ def max_flow(edges, int source, int sink):
     cdef kc_flow_edge *ep = <kc_flow_edge *>&ev[0, 0] if n else NULL
     with nogil:
         rc = kc_streams_max_flow(ep, n, source, sink, &total)
-    if rc == KC_STREAMS_ENOMEM:
-        raise MemoryError("max_flow")
     if rc != 0:
-        raise ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "
-                         "a repeated edge or an edge both ways")
+        raise _flow_error(rc, 0, "max_flow")
     return a32[:, 4].astype(np.int64), total
+
+
+cdef object _flow_error(int rc, int32_t bad, str what):
+    """The exception for a flow solver's status (Kafka's Graph throws these)."""
+    if rc == KC_STREAMS_ENOMEM:
+        return MemoryError(what)
+    if rc == KC_FLOW_ESINK:
+        return ValueError(f"sink node {bad} shouldn't have output")
+    if rc == KC_FLOW_ESOURCE:
+        return ValueError(f"source node {bad} shouldn't have input")
+    if rc == KC_FLOW_ECONSERVE:
+        return ValueError(f"input flow for node {bad} doesn't match its output flow")
+    if rc == KC_FLOW_EBALANCE:
+        return ValueError("output flow of the source doesn't match input flow of the sink")
+    return ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "
+                      "a repeated edge or an edge both ways")
 
 
 def min_cost_flow(edges, source=None, sink=None):
@@ -456,19 +469,8 @@ def min_cost_flow(edges, source=None, sink=None):
     cdef kc_flow_edge *ep = <kc_flow_edge *>&ev[0, 0] if n else NULL
     with nogil:
         rc = kc_streams_min_cost_flow(ep, n, hs, src, ht, snk, &cost, &bad)
-    if rc == KC_STREAMS_ENOMEM:
-        raise MemoryError("min_cost_flow")
-    if rc == KC_FLOW_ESINK:
-        raise ValueError(f"sink node {bad} shouldn't have output")
-    if rc == KC_FLOW_ESOURCE:
-        raise ValueError(f"source node {bad} shouldn't have input")
-    if rc == KC_FLOW_ECONSERVE:
-        raise ValueError(f"input flow for node {bad} doesn't match its output flow")
-    if rc == KC_FLOW_EBALANCE:
-        raise ValueError("output flow of the source doesn't match input flow of the sink")
     if rc != 0:
-        raise ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "
-                         "a repeated edge or an edge both ways")
+        raise _flow_error(rc, bad, "min_cost_flow")
     return a32[:, 4].astype(np.int64), cost
 
 
