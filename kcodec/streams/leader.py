@@ -340,9 +340,9 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
     # task with a partition new to its consumer that some member still owns is withheld whole
     # until the owner has revoked it; the consumer it was meant for asks for the follow-up
     # rebalance at once, and keeps it as a standby meanwhile if its client had it as one.
-    owned: Set[TopicPartition] = {TopicPartition(*tp) for m in members for tp in subs[m].owned_partitions}
     owned_by: Dict[str, Set[TopicPartition]] = {m: {TopicPartition(*tp) for tp in subs[m].owned_partitions}
                                                  for m in members}
+    owned: Set[TopicPartition] = set().union(*owned_by.values())
     # ClientState.previouslyOwnedStandby: the tasks any consumer of the member's client had
     # state for without running them
     prev_standby: Dict[str, Set[TaskId]] = {}
@@ -351,7 +351,6 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
         prev_standby.update({c: had for c in ms})
     out_infos: Dict[str, AssignmentInfo] = {}
     parts: Dict[str, List[TopicPartition]] = {}
-    withheld: Dict[str, List[TaskId]] = {}
     for m in members:
         pairs: List[Tuple[TopicPartition, TaskId]] = []
         removed: List[TaskId] = []
@@ -367,23 +366,19 @@ def assign_group(subscriptions: Mapping[str, bytes], topology: Topology,
             if flags.get(t) and t in prev_standby.get(m, ()):
                 stb[t] = list(topology.partitions[t])
         parts[m] = [tp for tp, _ in pairs]
-        out_infos[m] = AssignmentInfo(used, common, [t for _, t in pairs], stb, pbh, sbh, 0, LONG_MAX)
-        withheld[m] = removed
+        # a member with a task withheld asks for the follow-up rebalance at once
+        out_infos[m] = AssignmentInfo(used, common, [t for _, t in pairs], stb, pbh, sbh, 0,
+                                      0 if removed else LONG_MAX)
     followup = None
     if res.probing_rebalance_needed:
         followup = now_ms + configs.probing_rebalance_interval_ms
-    for m in members:
-        if withheld[m]:
-            out_infos[m].next_rebalance_ms = 0
-    if followup is not None and members:
-        # Kafka gives the probing deadline to the leader's client: its first consumer (in
-        # member id order) that is not already asking for an immediate rebalance, unless one
-        # before it is
-        lead = leader if leader in infos else members[0]
-        lead_client = FUTURE_ID if lead in future else infos[lead].process_id
-        for m in sorted(by_client.get(lead_client, [])):
-            if not withheld[m]:
-                out_infos[m].next_rebalance_ms = followup
-            break
+    lead = leader if leader in infos else (members[0] if members else None)
+    lead_threads = by_client.get(FUTURE_ID if lead in future else infos[lead].process_id) if lead else None
+    if followup is not None and lead_threads:
+        # Kafka gives the probing deadline to the first consumer (member id order) of the
+        # leader's client, unless that one already asks for an immediate rebalance
+        first = out_infos[min(lead_threads)]
+        if first.next_rebalance_ms != 0:
+            first.next_rebalance_ms = followup
     host = encode_host_section(out_infos[members[0]]) if members else b""
     return GroupAssignment(lv, res, out_infos, parts, host, followup)
