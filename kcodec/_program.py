@@ -227,15 +227,13 @@ class _Compiler:
                 absent.append(f)
                 if f.tag is not None:
                     bad.append(f.tag)
-        present = {p.name for p in regular} | {p.name for p in tagged}
-        keys = tuple(f.json_name for f in st.fields if f.json_name in present)
         by_name = {p.name: p for p in regular + tagged}
+        ordered = tuple(by_name[f.json_name] for f in st.fields if f.json_name in by_name)
         tagged.sort(key=lambda p: p.tag)
         return StructPlan(
             name=st.name, flexible=self.flexible, fields=regular, tagged=tagged,
-            bad_tags=sorted(set(bad)), absent=absent, keys=keys,
-            tag_index={p.tag: i for i, p in enumerate(tagged)},
-            ordered=tuple(by_name[k] for k in keys),
+            bad_tags=sorted(set(bad)), absent=absent, keys=tuple(p.name for p in ordered),
+            tag_index={p.tag: i for i, p in enumerate(tagged)}, ordered=ordered,
         )
 
     def run(self) -> Tuple[array, List[StructPlan]]:
