@@ -221,9 +221,7 @@ def _raw(lines: List[str]) -> Optional[Dict[str, Any]]:
     ends = np.cumsum([len(x) for x in enc], dtype=np.int64)
     if len(ends) and ends[-1] > np.iinfo(np.int32).max:
         return None
-    offs = np.zeros(len(enc) + 1, np.int32)
-    offs[1:] = ends
-    return {"raw": (offs, b"".join(enc))}
+    return _texts(b"".join(enc), ends)
 
 
 def _texts(text: Any, ends: np.ndarray) -> Dict[str, Any]:
@@ -396,18 +394,13 @@ def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional
     ``strict=True`` ends at the first corrupt batch (its chunk's lines stop before it)."""
     from .columns import iter_offset_columns
     if not columnar or _pa is None or _jsonl is None:
-        for ch in _log.iter_chunks(source, **kwargs):
-            text, bad = _slow_chunk(ch, selection, file, strict)
-            yield [text], bad, ch.base + int(ch.batches["next_position"].max()), \
-                (ch.errors[min(ch.errors)] if ch.errors else None)
-            if strict and ch.errors:
-                return
-        return
-    for cols in iter_offset_columns(source, **kwargs):
-        ch = cols["chunk"]
+        chunks: Iterable[Tuple[Any, Any]] = ((ch, None) for ch in _log.iter_chunks(source, **kwargs))
+    else:
+        chunks = ((cols["chunk"], cols) for cols in iter_offset_columns(source, **kwargs))
+    for ch, cols in chunks:
         end = ch.base + int(ch.batches["next_position"].max())
         text: Any = None
-        if not ch.errors and cols["end"] == end:
+        if cols is not None and not ch.errors and cols["end"] == end:
             text = _fast_chunk(ch, cols, selection, file)
         if text is None:
             text, bad = _slow_chunk(ch, selection, file, strict)
