@@ -11,6 +11,7 @@ import zlib
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kcodec import log as KR
@@ -359,3 +360,59 @@ def test_zero_filled_tail_is_one_report(tmp_path):
     e = batches[-1].error
     assert e.reason == "zero_padding" and e.position == len(a) + len(b)
     assert e.skipped_to == len(a) + len(b) + (5 << 20) and "zero bytes" in e.message
+
+
+def _windowed_log():
+    """Twenty batches of varied records, so windows of a few hundred bytes each hold a
+    different number of batches and records."""
+    return b"".join(KR.encode_batch([(b"k%d-%d" % (i, j), b"v" * (i + j)) for j in range(i % 4 + 1)],
+                                    base_offset=10 * i, base_timestamp=i) for i in range(20))
+
+
+@pytest.mark.parametrize("source", ["bytes", "file"])
+def test_kept_chunks_are_not_overwritten(source, tmp_path):
+    """The reader reuses its array buffers from window to window, but never one a caller
+    still holds: chunks kept (or only their records) read the same as chunks copied as
+    they came."""
+    data = _windowed_log()
+    src = data
+    if source == "file":
+        src = tmp_path / "00000000000000000000.log"
+        src.write_bytes(data)
+    copied = [(c.base, c.batches.copy(), c.records.copy())
+              for c in KR.iter_chunks(src, chunk_size=300)]
+    assert len(copied) > 4
+    kept = list(KR.iter_chunks(src, chunk_size=300))
+    only_records = [c.records for c in KR.iter_chunks(src, chunk_size=300)]
+    assert [c.base for c in kept] == [b for b, _, _ in copied]
+    for c, r, (_, b0, r0) in zip(kept, only_records, copied):
+        assert c.batches.tobytes() == b0.tobytes()
+        assert c.records.tobytes() == r0.tobytes() == r.tobytes()
+
+
+def test_scan_pool_reuses_only_free_buffers():
+    data = _windowed_log()
+    fresh = KR._impl.records.scan(data)
+    pool = []
+    first = KR._impl.records.scan(data, pool=pool)
+    for a, b in zip(fresh, first):
+        assert (a == b) if isinstance(a, int) else a.tobytes() == b.tobytes()
+    second = KR._impl.records.scan(data, pool=pool)   # `first` is still held
+    assert second[2].tobytes() == first[2].tobytes()
+    if KR._impl.records is not KR._impl._records_py:   # the twin builds new arrays each call
+        assert len(pool) == 4                  # two buffers per dtype: `first`'s and `second`'s
+        assert not np.shares_memory(first[2], second[2])
+        del first
+        third = KR._impl.records.scan(data, pool=pool)
+        assert len(pool) == 4 and not np.shares_memory(third[2], second[2])
+        fourth = KR._impl.records.scan(data, pool=pool)   # all pooled buffers busy: a new one
+        assert len(pool) == 4
+        assert not any(np.shares_memory(fourth[k], x[k]) for x in (second, third) for k in (1, 2))
+
+
+def test_plain_loop_reuses_two_buffers():
+    """A for loop holds one chunk while the next is scanned: two record buffers serve it."""
+    if KR._impl.records is KR._impl._records_py:
+        pytest.skip("the twin builds new arrays each call")
+    bases = {c.records.base.ctypes.data for c in KR.iter_chunks(_windowed_log(), chunk_size=300)}
+    assert len(bases) <= 2

@@ -6,6 +6,7 @@ NumPy structured arrays; :mod:`kcodec.log` builds Python objects at the edge.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
+from cpython.ref cimport Py_REFCNT
 
 import numpy as np
 
@@ -91,14 +92,43 @@ def crc32c_hardware():
     return bool(kc_crc32c_hw())
 
 
+cdef object _pooled(list pool, object dtype, size_t cap):
+    """A free array of ``dtype`` holding >= ``cap`` rows from ``pool`` (one nothing outside
+    the pool references: every view handed out of it is gone), else a new one, kept in
+    the pool while it has fewer than _POOL_PER_DTYPE of that dtype."""
+    cdef Py_ssize_t i, same = 0
+    cdef object a
+    for i in range(len(pool)):
+        a = pool[i]
+        if a.dtype != dtype:
+            continue
+        same += 1
+        # references: the pool's and `a`; a chunk still held keeps a view (its base)
+        if Py_REFCNT(a) == 2 and <size_t>a.shape[0] >= cap:
+            return a
+    a = np.empty(cap, dtype)
+    if same < _POOL_PER_DTYPE:
+        pool.append(a)
+    return a
+
+
+# Chunks are yielded to callers that keep the previous one while the next is scanned
+# (a for loop's variable): two buffers per dtype let a plain loop reuse them all the way.
+_POOL_PER_DTYPE = 2
+
+
 def scan(data, bint verify_crc=True, bint final=True, long long max_batch_length=1 << 30,
-         Py_ssize_t max_batches=0):
+         Py_ssize_t max_batches=0, list pool=None):
     """Scan record batches in ``data`` (any contiguous buffer).
 
     Returns ``(consumed, batches, records)``: the bytes consumed, a BATCH_DTYPE array
     and a RECORD_DTYPE array (positions relative to ``data``).  Bytes after
     ``consumed`` hold a batch that ends beyond ``data`` (not ``final``) or did not fit
     the output arrays: call again on the rest.
+
+    ``pool`` (a list owned by the caller, e.g. one per reading pass) lets the arrays
+    be views of buffers kept there and reused by later calls once nothing references
+    them any more: no fresh pages per window.  Without it the arrays are new.
     """
     cdef const uint8_t[::1] v = memoryview(data).cast("B")
     cdef size_t n = <size_t>v.shape[0]
@@ -113,8 +143,15 @@ def scan(data, bint verify_crc=True, bint final=True, long long max_batch_length
     cdef kc_batch *bp
     cdef kc_record *rp
     while True:
-        batches = np.empty(cap_b, BATCH_DTYPE)
-        records = np.empty(cap_r, RECORD_DTYPE)
+        batches = records = None     # a retry's arrays are not reused by itself
+        if pool is None:
+            batches = np.empty(cap_b, BATCH_DTYPE)
+            records = np.empty(cap_r, RECORD_DTYPE)
+        else:
+            batches = _pooled(pool, BATCH_DTYPE, cap_b)
+            records = _pooled(pool, RECORD_DTYPE, cap_r)
+            cap_b = <size_t>batches.shape[0]
+            cap_r = <size_t>records.shape[0]
         bp = <kc_batch *><size_t>batches.ctypes.data
         rp = <kc_record *><size_t>records.ctypes.data
         nb = 0
@@ -126,7 +163,12 @@ def scan(data, bint verify_crc=True, bint final=True, long long max_batch_length
             cap_r = n // MIN_RECORD_SIZE + 8   # one batch of tiny records: room for all
             continue
         break
-    return consumed, batches[:nb].copy(), records[:nr].copy()
+    if pool is not None:
+        return consumed, batches[:nb], records[:nr]
+    # Shrunk in place (realloc), not copied: the pages past the rows were never touched.
+    batches.resize(nb, refcheck=False)
+    records.resize(nr, refcheck=False)
+    return consumed, batches, records
 
 
 def parse_records(data, int count, long long base_offset, long long base_timestamp,

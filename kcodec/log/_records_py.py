@@ -283,7 +283,9 @@ def _scan_legacy(b: Any, n: int, pos: int, verify_crc: bool, final: bool, max_le
 
 
 def scan(data: Any, verify_crc: bool = True, final: bool = True,
-         max_batch_length: int = 1 << 30, max_batches: int = 0) -> Tuple[int, np.ndarray, np.ndarray]:
+         max_batch_length: int = 1 << 30, max_batches: int = 0,
+         pool: Optional[List[Any]] = None) -> Tuple[int, np.ndarray, np.ndarray]:
+    # ``pool`` is the C binding's buffer reuse; rows built here are new arrays anyway.
     b = memoryview(data).cast("B")
     n = len(b)
     batches: List[Dict[str, Any]] = []

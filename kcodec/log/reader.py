@@ -165,8 +165,9 @@ def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optio
 
 
 def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, final: bool,
-                 limits: Limits) -> Tuple[int, Chunk]:
-    consumed, batches, recs = _impl.records.scan(data, verify_crc, final, limits.max_batch_size)
+                 limits: Limits, pool: List[Any]) -> Tuple[int, Chunk]:
+    consumed, batches, recs = _impl.records.scan(data, verify_crc, final, limits.max_batch_size,
+                                                 pool=pool)
     inflated: Dict[int, Tuple[bytes, np.ndarray]] = {}
     errors: Dict[int, BatchError] = {}
     mv = memoryview(data).cast("B") if len(batches) else None
@@ -300,7 +301,7 @@ def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk
 
 
 def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
-               limits: Limits) -> Iterator[Chunk]:
+               limits: Limits, pool: List[Any]) -> Iterator[Chunk]:
     buf = bytearray(chunk)
     filled = 0
     base = 0
@@ -315,11 +316,12 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
         if filled == 0:
             return
         window = memoryview(buf)[:filled]
-        consumed, ch = _scan_window(name, base, window, verify_crc, eof, limits)
+        consumed, ch = _scan_window(name, base, window, verify_crc, eof, limits, pool)
         if len(buf) < _MAX_RESYNC_WINDOW:
             consumed, ch = _defer_tail_error(ch, eof, consumed)
         if len(ch.batches):
             yield ch
+        ch = None       # its arrays' buffers go back to the pool unless the caller kept them
         window.release()
         if consumed == 0:
             if eof:
@@ -340,7 +342,10 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
             return
 
 
-def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits) -> Iterator[Chunk]:
+def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
+            pool: Optional[List[Any]] = None) -> Iterator[Chunk]:
+    # The scanner's output buffers, reused from window to window while no chunk holds them.
+    pool = [] if pool is None else pool
     if isinstance(source, (bytes, bytearray, memoryview)):
         mv = memoryview(source).cast("B")
         off = 0
@@ -348,17 +353,20 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits) -> Ite
             # windows of `chunk` bytes (a batch longer than that gets a window of its own)
             end = min(len(mv), off + max(chunk, 1))
             final = end == len(mv)
-            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, limits)
+            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, limits, pool)
             consumed, ch = _defer_tail_error(ch, final, consumed)
             if len(ch.batches):
                 yield ch
+            ch = None
             if consumed == 0:
                 if final:
                     break
                 end = len(mv)
-                consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, limits)
+                consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, limits,
+                                            pool)
                 if len(ch.batches):
                     yield ch
+                ch = None
                 if consumed == 0:
                     break
             off += consumed
@@ -366,14 +374,15 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits) -> Ite
     if isinstance(source, (str, os.PathLike)):
         for path in log_files(source):
             with open(path, "rb", buffering=0) as f:
-                yield from _scan_file(f, path, verify_crc, chunk, limits)  # type: ignore[arg-type]
+                yield from _scan_file(f, path, verify_crc, chunk, limits, pool)  # type: ignore[arg-type]
         return
     if hasattr(source, "readinto"):
-        yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, limits)  # type: ignore[arg-type]
+        yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, limits,  # type: ignore[arg-type]
+                              pool)
         return
     if isinstance(source, (list, tuple)):
         for s in source:
-            yield from _chunks(s, verify_crc, chunk, limits)
+            yield from _chunks(s, verify_crc, chunk, limits, pool)
         return
     raise TypeError(f"cannot read records from {type(source).__name__}")
 
