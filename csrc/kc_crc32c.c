@@ -45,8 +45,79 @@ static uint32_t kc_crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
     return ~crc;
 }
 
+/*
+ * One crc32 instruction has a latency of three cycles but a throughput of one: three
+ * independent streams over adjacent blocks keep it busy, and their CRCs are joined
+ * after.  The raw (uninverted) CRC register is linear over GF(2), so the register
+ * after block A and then B is shift_|B|(crc_A) ^ crc_B, where crc_B starts from 0 and
+ * shift_n(x) (x followed by n zero bytes) is a fixed 32x32-bit matrix: four 256-entry
+ * tables per block length.
+ */
+#define KC_CRC_BLOCK_LONG 256   /* bytes per stream and round, for long buffers */
+#define KC_CRC_BLOCK_SHORT 64   /* for the rest (record batches are often ~2 kB) */
+
+static uint32_t kc_crc_shift_long[4][256];
+static uint32_t kc_crc_shift_short[4][256];
+
+/* The raw register after n zero bytes, one byte at a time (set-up only). */
+static uint32_t kc_crc_zeros(uint32_t c, size_t n)
+{
+    while (n--)
+        c = kc_crc_table[0][c & 0xffu] ^ (c >> 8);
+    return c;
+}
+
+static void kc_crc_shift_init(uint32_t t[4][256], size_t n)
+{
+    uint32_t col[32];             /* the image of each single-bit register */
+    for (int b = 0; b < 32; b++)
+        col[b] = kc_crc_zeros((uint32_t)1 << b, n);
+    for (int k = 0; k < 4; k++) {
+        for (uint32_t v = 0; v < 256; v++) {
+            uint32_t r = 0;
+            for (int b = 0; b < 8; b++)
+                if (v >> b & 1u)
+                    r ^= col[8 * k + b];
+            t[k][v] = r;
+        }
+    }
+}
+
+static inline uint32_t kc_crc_shift(uint32_t t[4][256], uint32_t c)
+{
+    return t[0][c & 0xffu] ^ t[1][(c >> 8) & 0xffu] ^ t[2][(c >> 16) & 0xffu] ^ t[3][c >> 24];
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KC_HAVE_SSE42_PATH 1
+
+/* Rounds of three streams of `block` bytes each while they fit; returns the register. */
+__attribute__((target("sse4.2")))
+static inline uint64_t kc_crc32c_sse42_3way(uint64_t c, const uint8_t **pp, size_t *lenp,
+                                            size_t block, uint32_t t[4][256])
+{
+    const uint8_t *p = *pp;
+    size_t len = *lenp;
+    while (len >= 3 * block) {
+        uint64_t c1 = 0, c2 = 0;
+        for (size_t i = 0; i < block; i += 8) {
+            uint64_t w0, w1, w2;
+            memcpy(&w0, p + i, 8);
+            memcpy(&w1, p + block + i, 8);
+            memcpy(&w2, p + 2 * block + i, 8);
+            c = __builtin_ia32_crc32di(c, w0);
+            c1 = __builtin_ia32_crc32di(c1, w1);
+            c2 = __builtin_ia32_crc32di(c2, w2);
+        }
+        c = kc_crc_shift(t, kc_crc_shift(t, (uint32_t)c) ^ (uint32_t)c1) ^ (uint32_t)c2;
+        p += 3 * block;
+        len -= 3 * block;
+    }
+    *pp = p;
+    *lenp = len;
+    return c;
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t kc_crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -55,6 +126,8 @@ static uint32_t kc_crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len)
         c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
         len--;
     }
+    c = kc_crc32c_sse42_3way(c, &p, &len, KC_CRC_BLOCK_LONG, kc_crc_shift_long);
+    c = kc_crc32c_sse42_3way(c, &p, &len, KC_CRC_BLOCK_SHORT, kc_crc_shift_short);
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);   /* x86 is little-endian, which the instruction expects */
@@ -71,6 +144,8 @@ static uint32_t kc_crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len)
 static void kc_crc32c_setup(void)
 {
     kc_crc32c_init_tables();
+    kc_crc_shift_init(kc_crc_shift_long, KC_CRC_BLOCK_LONG);
+    kc_crc_shift_init(kc_crc_shift_short, KC_CRC_BLOCK_SHORT);
 #ifdef KC_HAVE_SSE42_PATH
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) {

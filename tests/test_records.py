@@ -56,6 +56,22 @@ def test_crc32c_incremental_and_unaligned():
         assert KR._impl.records.crc32c(memoryview(data)[cut:]) == KR._impl.records.crc32c_portable(data[cut:])
 
 
+def test_crc32c_every_length_around_the_stream_blocks():
+    """The hardware path runs three streams over 64- and 256-byte blocks and joins them:
+    every length and alignment near those edges agrees with the table implementation."""
+    if KR._impl.records is KR._impl._records_py:
+        pytest.skip("the twin has one CRC-32C implementation")
+    rnd = random.Random(11)
+    data = bytes(rnd.getrandbits(8) for _ in range(4200))
+    lengths = sorted(set(range(0, 900)) | {n + d for n in (1536, 2304, 3072, 4096) for d in (-1, 0, 1)})
+    for n in lengths:
+        for off in (0, 3):
+            seed = rnd.getrandbits(32)
+            chunk = data[off:off + n]
+            assert KR._impl.records.crc32c(memoryview(data)[off:off + n], seed) == \
+                KR._impl.records.crc32c_portable(chunk, seed), (n, off)
+
+
 # --------------------------------------------------------------------------- real segments
 
 def _segment_path(sub: str, name: str) -> Path:
