@@ -88,6 +88,8 @@ class Chunk(NamedTuple):
     ``headers_count``, ``attributes``, ``batch_index``).  Records of compressed batches
     are in ``inflated[batch index] = (decompressed buffer, records)`` with positions into
     that buffer.  ``data`` is only valid until the iterator moves on: copy what you keep.
+    The arrays stay valid as long as you hold them (the reader reuses their buffers only
+    once no chunk or view of them is left).
     """
     file: Optional[str]
     base: int                        # file position of the window start
