@@ -96,14 +96,18 @@ _NUMBERS = (("offset", "offset", 0), ("leaderEpoch", "leader_epoch", -1),
             ("commitTimestamp", "commit_timestamp", 0), ("expireTimestamp", "expire_timestamp", -1))
 
 
-def _groups(table: Dict[int, Any]) -> List[Dict[int, Any]]:
+Table = Dict[int, Any]      # version (or record type) -> program
+
+
+def _groups(table: Table) -> List[Table]:
     """A {version: program} table split into tables whose programs share columns
     (:func:`kcodec.arrow.fits`), the newest version's first: one pass each."""
-    out: List[Dict[int, Any]] = []
+    out: List[Table] = []
     for v in sorted(table, reverse=True):
         p = table[v]
         for g in out:
-            if any(all(_KA.fits(q, t) for q in list(g.values()) + [p]) for t in list(g.values()) + [p]):
+            both = list(g.values()) + [p]
+            if any(all(_KA.fits(q, t) for q in both) for t in both):
                 g[v] = p
                 break
         else:
@@ -118,18 +122,17 @@ def _same(a: Any, b: Any) -> bool:
 _PROGRAMS: Any = None
 
 
-def _programs() -> Tuple[List[Dict[int, Any]], List[Tuple[Tuple[int, ...], List[Tuple[Dict[int, Any], List[str]]]]]]:
+def _programs() -> Tuple[List[Table], List[Tuple[Tuple[int, ...], List[Tuple[Table, List[str]]]]]]:
     """The key program of each commit record type (in tables sharing columns), and the
-    value programs by version:
-    per set of record types that read their values alike (usually all of them), its
-    tables of programs sharing columns (:func:`_groups`) with the fields read from
-    them.  Versions above a value's
-    newest are left out: the generic path reads them with ``newer="latest"``."""
+    value programs by version: per set of record types that read their values alike
+    (usually all of them), its tables of programs sharing columns (:func:`_groups`)
+    with the fields read from them.  Versions above a value's newest are left out: the
+    generic path reads them with ``newer="latest"``."""
     global _PROGRAMS
     if _PROGRAMS is None:
         types = _commit_types()
         keys = {t: kcodec.program(info.key, 0) for t, info in types.items()}
-        tables: Dict[int, Dict[int, Any]] = {}
+        tables: Dict[int, Table] = {}
         for t, info in types.items():
             top = max(kcodec.spec(_value_schema(t, info, v)).valid_versions.highest
                       for v in range(info.value_max + 2))
@@ -138,7 +141,7 @@ def _programs() -> Tuple[List[Dict[int, Any]], List[Tuple[Tuple[int, ...], List[
                 schema = _value_schema(t, info, v)
                 if v <= kcodec.spec(schema).valid_versions.highest:
                     tables[t][v] = kcodec.program(schema, v)
-        sets: List[Tuple[List[int], Dict[int, Any]]] = []
+        sets: List[Tuple[List[int], Table]] = []
         for t, table in tables.items():
             for ts, tab in sets:
                 if set(tab) == set(table) and all(_same(tab[v], table[v]) for v in tab):
@@ -151,7 +154,7 @@ def _programs() -> Tuple[List[Dict[int, Any]], List[Tuple[Tuple[int, ...], List[
     return _PROGRAMS
 
 
-def _fields(table: Dict[int, Any]) -> List[str]:
+def _fields(table: Table) -> List[str]:
     """The value fields the columns take from a table's batch (not the topic id nor the
     unknown tags: a row with tagged fields is checked apart, :func:`_tagged_plain`)."""
     progs = [table[v] for v in sorted(table)]
@@ -160,7 +163,7 @@ def _fields(table: Dict[int, Any]) -> List[str]:
     return [f for f, _, _ in _NUMBERS if f in names] + ["metadata"]
 
 
-def _tagged_plain(buf: Any, vp: np.ndarray, vl: np.ndarray, table: Dict[int, Any],
+def _tagged_plain(buf: Any, vp: np.ndarray, vl: np.ndarray, table: Table,
                   rows: np.ndarray) -> np.ndarray:
     """Of values with top-level tagged fields (rows: their indices), those without a
     topic id or unknown tagged fields: the others keep them on the generic path."""
