@@ -260,9 +260,11 @@ static int grow(kc_col *restrict c, size_t need)
     while (ncap < need)
         ncap *= 2;
     if (c->validity) {
-        if (!(p = realloc(c->validity, (ncap + 7) / 8)))
+        size_t had = (c->cap + 7) / 8, nb = (ncap + 7) / 8;
+        if (!(p = realloc(c->validity, nb)))
             return KC_E_NOMEM;
         c->validity = (uint8_t *)p;
+        memset(c->validity + had, 0xff, nb - had);     /* set from len on */
     }
     if (c->kind == KC_N_FIXED || c->kind == KC_N_BOOL) {
         size_t nb = c->kind == KC_N_BOOL ? (ncap + 7) / 8 : ncap * (size_t)c->width;
@@ -313,20 +315,28 @@ static inline void put_bit(uint8_t *bits, size_t i, int v)
     bits[i >> 3] = v ? (uint8_t)(bits[i >> 3] | m) : (uint8_t)(bits[i >> 3] & ~m);
 }
 
-/* Record value c->len's validity and count it.  The bitmap exists only from the first
- * null on (all set before it): columns without nulls never pay for it. */
+/* A bitmap for c, all set: from the first null on (columns without nulls never pay
+ * for one). */
+static int new_validity(kc_col *restrict c)
+{
+    if (!(c->validity = (uint8_t *)malloc((c->cap + 7) / 8)))
+        return KC_E_NOMEM;
+    memset(c->validity, 0xff, (c->cap + 7) / 8);
+    return KC_OK;
+}
+
+/* Record value c->len's validity and count it.  A bitmap's bits from len on are set,
+ * so a valid value only counts. */
 static inline int put_valid(kc_col *restrict c, int valid)
 {
-    if (KC_UNLIKELY(!c->validity)) {
-        if (valid) {
-            c->len++;
-            return KC_OK;
-        }
-        if (!(c->validity = (uint8_t *)malloc((c->cap + 7) / 8)))
-            return KC_E_NOMEM;
-        memset(c->validity, 0xff, (c->cap + 7) / 8);
+    int rc;
+    if (KC_LIKELY(valid)) {
+        c->len++;
+        return KC_OK;
     }
-    put_bit(c->validity, c->len++, valid);
+    if (!c->validity && (rc = new_validity(c)) != KC_OK)
+        return rc;
+    put_bit(c->validity, c->len++, 0);
     return KC_OK;
 }
 
@@ -438,13 +448,19 @@ static int put_absent(kc_columns *t, kc_col *c, int dflt)
     }
 }
 
-static void clear_bits(uint8_t *bits, size_t from, size_t k)
+/* bits [from, from + k) set to v */
+static void fill_bits(uint8_t *bits, size_t from, size_t k, int v)
 {
     for (; k && (from & 7); from++, k--)
-        put_bit(bits, from, 0);
-    memset(bits + (from >> 3), 0, k >> 3);
+        put_bit(bits, from, v);
+    memset(bits + (from >> 3), v ? 0xff : 0, k >> 3);
     for (from += k & ~(size_t)7, k &= 7; k; from++, k--)
-        put_bit(bits, from, 0);
+        put_bit(bits, from, v);
+}
+
+static void clear_bits(uint8_t *bits, size_t from, size_t k)
+{
+    fill_bits(bits, from, k, 0);
 }
 
 /* k null rows: a null in every node that holds one value per row, run by run (what
@@ -465,11 +481,8 @@ static int put_null_rows(kc_columns *t, size_t k)
         else if (c->kind == KC_N_LIST || c->kind == KC_N_VAR)
             for (size_t i = 1; i <= k; i++)
                 c->offsets[c->len + i] = c->offsets[c->len];
-        if (!c->validity) {
-            if (!(c->validity = (uint8_t *)malloc((c->cap + 7) / 8)))
-                return KC_E_NOMEM;
-            memset(c->validity, 0xff, (c->cap + 7) / 8);
-        }
+        if (!c->validity && (rc = new_validity(c)) != KC_OK)
+            return rc;
         clear_bits(c->validity, c->len, k);
         c->len += k;
     }
@@ -498,6 +511,8 @@ static void col_truncate(kc_columns *t, kc_col *c, size_t n)
     default:
         break;
     }
+    if (c->validity)        /* bits from len on stay set */
+        fill_bits(c->validity, n, c->len - n, 1);
     c->len = n;
 }
 
@@ -510,6 +525,7 @@ typedef struct {
     const uint8_t *buf;
     size_t pos, end;
     size_t err_at;
+    uint32_t tagged;        /* the tagged fields in the top-level struct's tag section */
 } kc_cdec;
 
 static inline int cfail(kc_cdec *restrict d, int code, size_t at)
@@ -619,8 +635,6 @@ static int cd_int32s(kc_cdec *restrict d, kc_col *e, int64_t n)
         for (int64_t i = 0; i < n; i++) {
             uint32_t x = rd32(d->buf + d->pos + 4 * (size_t)i);
             memcpy(e->values + 4 * (e->len + (size_t)i), &x, 4);
-            if (e->validity)
-                put_bit(e->validity, e->len + (size_t)i, 1);
         }
         e->len += (size_t)n;
     }
@@ -714,6 +728,8 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
         return rc;
     if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
         return cfail(d, KC_E_TAG_COUNT, count_at);
+    if (depth == 0)
+        d->tagged = n;
     for (uint32_t j = 0; j < n; j++) {
         int32_t k;
         if ((rc = rd_uv(d, &tag)) != KC_OK || (rc = rd_uv(d, &size)) != KC_OK)
@@ -818,19 +834,11 @@ static inline int row_out(const kc_rows *rows, size_t r)
     return (rows->select && !rows->select[r]) || (rows->which && rows->which[r] < 0);
 }
 
-/* ... or a row whose program is NULL */
-static inline int row_skipped(const kc_columns *t, const kc_rows *rows, size_t r)
-{
-    return row_out(rows, r) || (rows->which && !t->codes[rows->which[r]]);
-}
-
-static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
+/* Row r's bytes whether selected or not (NULL: a null row, *n = 0, or a row outside
+ * the data, *n = 1). */
+static inline const uint8_t *row_bytes(const kc_rows *rows, size_t r, size_t *n)
 {
     size_t a, b;
-    if (row_out(rows, r)) {
-        *n = 0;
-        return NULL;
-    }
     if (rows->pos)
         return slice_at(rows, r, n);
     if (rows->valid) {
@@ -853,6 +861,15 @@ static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
     }
     *n = b - a;
     return rows->data + a;
+}
+
+static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
+{
+    if (row_out(rows, r)) {
+        *n = 0;
+        return NULL;
+    }
+    return row_bytes(rows, r, n);
 }
 
 const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n)
@@ -884,29 +901,30 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
     return KC_OK;
 }
 
-static int decode_row(kc_columns *t, const kc_rows *rows, size_t r, int64_t *err_off)
+/* Decode one row's message, p[skip .. n), with `code` into the tree. */
+static int decode_row(kc_columns *t, const int32_t *code, const uint8_t *p, size_t n, size_t skip,
+                      int64_t *err_off, uint32_t *tagged)
 {
     kc_cdec d;
-    size_t n;
     int rc;
-    d.t = t;
-    d.code = rows->which ? t->codes[rows->which[r]] : t->code;
-    d.buf = rows_at(rows, r, &n);
     *err_off = 0;
-    if (!d.buf)
-        return n ? KC_E_TOO_BIG : KC_E_NULL_ROW;
+    *tagged = 0;
     if (n > 0xfffffffeu)
         return KC_E_TOO_BIG;
-    if (n < rows->skip)
+    if (n < skip)
         return KC_E_SHORT;
-    d.buf += rows->skip;
+    d.t = t;
+    d.code = code;
+    d.buf = p + skip;
     d.pos = 0;
-    d.end = n - rows->skip;
+    d.end = n - skip;
     d.err_at = 0;
+    d.tagged = 0;
     rc = cd_struct(&d, &t->nodes[0], 0, 0);
     if (rc == KC_OK && d.pos != d.end)
         rc = cfail(&d, KC_E_TRAILING, d.pos);
     *err_off = (int64_t)d.err_at;
+    *tagged = rc == KC_OK ? d.tagged : 0;
     return rc;
 }
 
@@ -921,10 +939,33 @@ static int reserve_rows(kc_columns *t, kc_col *c, size_t n)
     return rc;
 }
 
-int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
-                      int64_t *err_off)
+/* Row r's version prefix (reported for every row) and the program it picks. */
+static inline const int32_t *by_prefix(const kc_columns *t, const kc_rows *rows, size_t r,
+                                       const uint8_t *p, size_t len, const kc_row_info *out)
+{
+    size_t w = (size_t)rows->prefix;
+    int32_t v = -1;
+    if (p && len >= w)
+        v = w == 2 ? (int32_t)(int16_t)rd16(p) : (int32_t)rd32(p);
+    if (w == 2)
+        ((int16_t *)out->versions)[r] = (int16_t)v;
+    else
+        ((int32_t *)out->versions)[r] = v;
+    if (out->have)
+        out->have[r] = (int8_t)(p ? (int)(len < w ? len : w) : len ? -2 : -1);
+    if (v < 0 || (size_t)v >= t->n_codes || (rows->select && !rows->select[r]))
+        return NULL;
+    return t->codes[v];
+}
+
+int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n, const kc_row_info *out)
 {
     kc_col *root = &t->nodes[0];
+    size_t nulls = 0;           /* a run of null rows not appended yet */
+    int rc;
+    if (rows->prefix && (rows->which || !t->codes || (rows->prefix != 2 && rows->prefix != 4)
+                         || !out->versions))
+        return KC_E_INVALID;
     if (rows->which)
         for (size_t r = 0; r < n; r++)
             if (rows->which[r] >= 0 && (!t->codes || (size_t)rows->which[r] >= t->n_codes))
@@ -932,31 +973,60 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
     if (reserve_rows(t, root, n) != KC_OK)
         return KC_E_NOMEM;
     for (size_t r = 0; r < n; r++) {
-        size_t at = root->len;
-        int rc;
-        if (row_skipped(t, rows, r)) {     /* a run of rows selected out */
-            size_t k = 1;
-            while (r + k < n && row_skipped(t, rows, r + k))
-                k++;
-            for (size_t i = r; i < r + k; i++) {
-                status[i] = KC_E_NULL_ROW;
-                err_off[i] = 0;
-            }
-            if ((rc = put_null_rows(t, k)) != KC_OK)
-                return rc;
-            r += k - 1;
+        const int32_t *code;
+        const uint8_t *p;
+        size_t len, at;
+        int64_t eo = 0;
+        uint32_t tagged = 0;
+        if (rows->prefix) {
+            p = row_bytes(rows, r, &len);
+            code = by_prefix(t, rows, r, p, len, out);
+        } else if (row_out(rows, r)) {
+            p = NULL;
+            len = 0;
+            code = NULL;
+        } else {
+            p = row_bytes(rows, r, &len);
+            code = rows->which ? t->codes[rows->which[r]] : t->code;
+        }
+        if (out->tagged)
+            out->tagged[r] = 0;
+        if (out->err_off)
+            out->err_off[r] = 0;
+        if (!code || (!p && !len)) {        /* a null row: appended with its run */
+            out->status[r] = KC_E_NULL_ROW;
+            nulls++;
             continue;
         }
-        rc = decode_row(t, rows, r, &err_off[r]);
-        status[r] = rc;
-        if (KC_LIKELY(rc == KC_OK))
+        if (nulls) {
+            if ((rc = put_null_rows(t, nulls)) != KC_OK)
+                return rc;
+            nulls = 0;
+        }
+        at = root->len;
+        rc = p ? decode_row(t, code, p, len, rows->skip, &eo, &tagged) : KC_E_TOO_BIG;
+        out->status[r] = rc;
+        if (KC_LIKELY(rc == KC_OK)) {
+            if (out->tagged)
+                out->tagged[r] = (int32_t)(tagged > 0x7fffffff ? 0x7fffffff : tagged);
             continue;
+        }
+        if (out->err_off)
+            out->err_off[r] = eo;
         if (rc == KC_E_NOMEM)
             return rc;
-        if (rc != KC_E_NULL_ROW)    /* a null row appended nothing: nothing to roll back */
-            col_truncate(t, root, at);
-        if ((rc = put_null_rows(t, 1)) != KC_OK)
-            return rc;
+        col_truncate(t, root, at);
+        nulls++;
     }
-    return KC_OK;
+    return nulls ? put_null_rows(t, nulls) : KC_OK;
+}
+
+int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
+                      int64_t *err_off)
+{
+    kc_row_info out;
+    memset(&out, 0, sizeof out);
+    out.status = status;
+    out.err_off = err_off;
+    return kc_columns_decode_rows(t, rows, n, &out);
 }

@@ -16,7 +16,7 @@
  *   unknown tagged fields -> LIST of STRUCT (sidx -1) of {FIXED int32 tag, VAR data}
  *
  * Every node has `len` values and a validity bitmap (LSB first; NULL while it
- * has no null: all valid); a struct's
+ * has no null: all valid; its bits from `len` to `cap` are set); a struct's
  * children hold exactly one value per struct value (a null struct gets a null
  * in every child).  A tagged field absent from a struct takes the node's
  * default (def_*; set by the caller, all zero = null / 0 / empty).
@@ -48,7 +48,7 @@ typedef struct {
     int32_t n_kids;
     int32_t skip;           /* decoded (checked) but not kept; len stays 0         */
     size_t len, cap;
-    uint8_t *validity;      /* cap bits; NULL until the first null                 */
+    uint8_t *validity;      /* cap bits; NULL until the first null; set from len on */
     uint8_t *values;        /* FIXED: cap * width bytes; BOOL: cap bits            */
     int32_t *offsets;       /* LIST, VAR: cap + 1 entries                          */
     uint8_t *data;          /* VAR                                                 */
@@ -87,7 +87,11 @@ typedef struct {
  * null row wherever select[r] == 0 (any source), and with `which` wherever
  * which[r] < 0.
  * The first `skip` bytes of each row (a version prefix) are not part of the
- * message. */
+ * message.  With `prefix` (2 or 4; kc_columns_decode_rows only) each row starts
+ * with a big-endian int16 / int32 version that picks the row's program:
+ * kc_columns.codes[version] (a version below 0 or past n_codes, or a NULL
+ * program: a null row); `skip` is then usually the prefix, or 0 when the
+ * version is also the message's first field. */
 typedef struct {
     const uint8_t *data;
     size_t data_len;
@@ -103,7 +107,21 @@ typedef struct {
     size_t n_entries;
     const uint8_t *select;
     const int8_t *which;    /* with kc_columns.codes: row r's program; < 0 = a null row */
+    int32_t prefix;         /* 0, or 2 / 4: the version prefix that picks each row's program */
 } kc_rows;
+
+/* What kc_columns_decode_rows reports per row; a NULL pointer: not wanted. */
+typedef struct {
+    int32_t *status;        /* KC_OK, KC_E_NULL_ROW (a null row, selected out, or no
+                               program for its version), or the row's KC_E_* error   */
+    int64_t *err_off;       /* the failure's byte offset in the message (after skip) */
+    void *versions;         /* rows.prefix 2: int16, 4: int32: the row's version, -1
+                               when the row has fewer bytes (null, short, outside)   */
+    int8_t *have;           /* rows.prefix: the prefix bytes the row has (at most the
+                               prefix), -1 a null row, -2 a row outside the data      */
+    int32_t *tagged;        /* the tagged fields (known and unknown) in the tag section
+                               of the message's top-level struct; 0 unless decoded    */
+} kc_row_info;
 
 /* Row r's bytes (its prefix included), or NULL for a null row (*n = 0) or a row
  * outside the data (*n = 1). */
@@ -137,5 +155,12 @@ void kc_columns_skip(kc_columns *t, int32_t i);
  * KC_E_NOMEM (the columns are then unusable). */
 int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
                       int64_t *err_off);
+
+/* kc_columns_decode reporting what `out` asks for (out->status is required).  The
+ * versions and prefix bytes are those of every row, selected out or not.  Returns
+ * KC_OK, KC_E_NOMEM, KC_E_PROGRAM (which[r] past the programs) or KC_E_INVALID
+ * (a prefix other than 0, 2, 4; a prefix with `which` or without programs). */
+int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n,
+                           const kc_row_info *out);
 
 #endif

@@ -105,6 +105,14 @@ cdef extern from "kc_columns.h" nogil:
         size_t n_entries
         const uint8_t *select
         const int8_t *which
+        int32_t prefix
+
+    ctypedef struct kc_row_info:
+        int32_t *status
+        int64_t *err_off
+        void *versions
+        int8_t *have
+        int32_t *tagged
 
     int kc_columns_init(kc_columns *t, const int32_t *code)
     void kc_columns_free(kc_columns *t)
@@ -114,3 +122,5 @@ cdef extern from "kc_columns.h" nogil:
     int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t *have)
     int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *status,
                           int64_t *err_off)
+    int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n,
+                               const kc_row_info *out)

@@ -18,15 +18,18 @@ def decode_bulk(prog: Program, values: Any) -> Dict[str, Any]:
 def decode_columns(prog: Program, values: Any = None, *, data: Any = None,
                    positions: Any = None, lengths: Any = None, skip: int = 0,
                    layout: Optional[List[Any]] = None, take: Any = None, select: Any = None,
-                   programs: Optional[List[Optional[Program]]] = None, which: Any = None
-                   ) -> Tuple[List[Tuple[int, int, Any, Any, Any, Any]], Dict[int, str]]:
+                   programs: Optional[List[Optional[Program]]] = None, which: Any = None,
+                   prefix: int = 0, keep: Optional[Any] = None, info: bool = False) -> Any:
     """Bulk-decode rows into Arrow-layout buffers per node of ``kcodec._columns.layout``:
     ``(kind, len, validity, values, offsets, data)``; plus ``{row: error text}`` of the
     rows that failed (null rows are not errors).  Rows: ``values`` or record slices
     ``data``/``positions``/``lengths`` (strided arrays read in place; ``take``: row r is
     slice take[r]); ``select``: rows where it is 0 are null rows; ``programs``/``which``:
     row r decodes with ``programs[which[r]]`` into ``prog``'s columns (which < 0 or a
-    None program: a null row; ValueError when a program does not fit)."""
+    None program: a null row; ValueError when a program does not fit); ``prefix`` (2 or
+    4, no ``which``): row r decodes with ``programs[its big-endian version prefix]``;
+    ``keep``: the top-level fields kept.  With ``info`` a third item: ``{"decoded",
+    "tagged"}`` and with a prefix ``"versions"``, ``"have"`` (NumPy, one per row)."""
 
 def slice_heads(data: Any, positions: Any, lengths: Any, k: int, *, take: Any = None
                 ) -> Tuple[Any, Any]:

@@ -1158,26 +1158,39 @@ def slice_heads(data, positions, lengths, Py_ssize_t k, *, take=None):
 
 
 cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object keep_top,
-                        list plans=None):
-    """Run the C column decoder over R's rows.  Returns (nodes, status): per node in
-    pre-order (kind, len, validity (None: no nulls), values, offsets, data), NumPy int32
-    statuses.
+                        list plans=None, int prefix=0, bint tagged=False):
+    """Run the C column decoder over R's rows.  Returns (nodes, status, versions, have,
+    tagged): per node in pre-order (kind, len, validity (None: no nulls), values,
+    offsets, data), NumPy int32 statuses; with a prefix the rows' versions (int16 or
+    int32) and prefix bytes present (int8), else None; with `tagged` the top-level
+    tagged fields per row (int32), else None.
     keep_top: indices of the top-level fields to keep (None = all).
-    plans: row r decodes with plans[R.which[r]] into P's tree (each checked to fit)."""
+    plans: row r decodes with plans[R.which[r]] into P's tree (each checked to fit),
+    or with a prefix plans[its version]."""
     cdef kc_columns t
+    cdef kc_row_info out
     cdef const int32_t **codes = NULL
     cdef _Plan Q
     cdef kc_col *c
     cdef int rc
-    cdef Py_ssize_t i, nn
-    cdef int32_t *st_p
-    cdef int64_t *eo_p
+    cdef Py_ssize_t i, nn, rows = max(R.n, 1)
     cdef list defs = []
-    status = _np.empty(max(R.n, 1), dtype=_np.int32)
-    erroff = _np.empty(max(R.n, 1), dtype=_np.int64)
+    status = _np.empty(rows, dtype=_np.int32)
+    versions = have = tags = None
+    memset(&out, 0, sizeof(out))
+    out.status = <int32_t *>_addr(status)
+    if prefix:
+        versions = _np.empty(rows, dtype=_np.int16 if prefix == 2 else _np.int32)
+        have = _np.empty(rows, dtype=_np.int8)
+        out.versions = <void *>_addr(versions)
+        out.have = <int8_t *>_addr(have)
+    if tagged:
+        tags = _np.empty(rows, dtype=_np.int32)
+        out.tagged = <int32_t *>_addr(tags)
     if skip < 0:
         raise ValueError("skip must be >= 0")
     R.r.skip = <size_t>skip
+    R.r.prefix = prefix
     rc = kc_columns_init(&t, P.code)
     if rc != KC_OK:
         raise status_error(rc, f"{P.name} v{P.version} columns")
@@ -1213,10 +1226,8 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
             for k, i in enumerate(layout[0].kids):
                 if k not in keep_top:
                     kc_columns_skip(&t, i)
-        st_p = <int32_t *>_addr(status)
-        eo_p = <int64_t *>_addr(erroff)
         with nogil:
-            rc = kc_columns_decode(&t, &R.r, <size_t>R.n, st_p, eo_p)
+            rc = kc_columns_decode_rows(&t, &R.r, <size_t>R.n, &out)
         if rc != KC_OK:
             raise status_error(rc, f"bulk decode of {P.name} v{P.version}")
         nodes = []
@@ -1229,7 +1240,9 @@ cdef tuple _run_columns(_Plan P, _Rows R, Py_ssize_t skip, list layout, object k
     finally:
         kc_columns_free(&t)
         free(codes)
-    return nodes, status[:R.n]
+    n = R.n
+    return (nodes, status[:n], None if versions is None else versions[:n],
+            None if have is None else have[:n], None if tags is None else tags[:n])
 
 
 cdef object _row_error(_Plan P, object prog, object row, Py_ssize_t skip):
@@ -1280,7 +1293,7 @@ cdef dict _error_texts(_Plan P, object prog, _Rows R, object status, Py_ssize_t 
 
 def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None,
                    Py_ssize_t skip=0, list layout=None, take=None, select=None,
-                   programs=None, which=None):
+                   programs=None, which=None, int prefix=0, keep=None, bint info=False):
     """Bulk-decode rows of ``prog`` into Arrow-layout column buffers (kcodec.arrow's engine).
 
     Rows: ``values`` (a pyarrow (Large)BinaryArray or ChunkedArray, or a list of
@@ -1288,22 +1301,44 @@ def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None
     bytes of each row are not part of the message; ``take``: row r is slice take[r];
     ``select``: rows where it is 0/False are null rows.  ``programs``/``which``: row r
     decodes with ``programs[which[r]]`` (versions whose columns fit ``prog``'s tree, see
-    kc_columns_accepts; which < 0 or a None program: a null row).  Returns ``(nodes, errors)``: per
-    node of ``layout`` (kcodec._columns.layout) ``(kind, len, validity, values,
-    offsets, data)`` buffers, and ``{row: error text}`` of the failed rows (null rows are
-    not errors).
+    kc_columns_accepts; which < 0 or a None program: a null row).  ``prefix`` (2 or 4,
+    without ``which``): each row starts with a big-endian int16/int32 version and
+    decodes with ``programs[version]`` (none: a null row).  ``keep``: indices of the
+    top-level fields whose columns are kept (the others are checked, their nodes
+    empty).  Returns ``(nodes, errors)``: per node of ``layout``
+    (kcodec._columns.layout) ``(kind, len, validity, values, offsets, data)`` buffers,
+    and ``{row: error text}`` of the failed rows (null rows are not errors); with
+    ``info`` also a dict: ``decoded`` (bool per row), ``tagged`` (int32: the tagged
+    fields in each row's top-level tag section), and with a prefix ``versions`` (-1:
+    fewer bytes than the prefix) and ``have`` (int8: prefix bytes present, -1 a null
+    row, -2 outside the data), for every row, selected or not.
     """
     cdef _Plan P = _plan(prog)
     cdef _Rows R
-    if (programs is None) != (which is None):
+    if prefix not in (0, 2, 4):
+        raise ValueError("prefix must be 0, 2 or 4")
+    if prefix and (which is not None or programs is None):
+        raise ValueError("a prefix takes programs (by version) and no which")
+    if not prefix and (programs is None) != (which is None):
         raise ValueError("programs and which go together")
     R = _rows(values, data, positions, lengths, take, select, which)
     plans = None if programs is None else [None if q is None else _plan(q) for q in programs]
-    nodes, status = _run_columns(P, R, skip, layout, None, plans)
-    if programs is None:
-        return nodes, _error_texts(P, prog, R, status, skip, False)
-    return nodes, _error_texts(P, prog, R, status, skip, False, list(programs),
-                               _np.asarray(which, _np.int8).reshape(-1))
+    nodes, status, versions, have, tagged = _run_columns(
+        P, R, skip, layout, None if keep is None else set(keep), plans, prefix, info)
+    if prefix:
+        errs = _error_texts(P, prog, R, status, skip, False, list(programs), versions)
+    elif programs is None:
+        errs = _error_texts(P, prog, R, status, skip, False)
+    else:
+        errs = _error_texts(P, prog, R, status, skip, False, list(programs),
+                            _np.asarray(which, _np.int8).reshape(-1))
+    if not info:
+        return nodes, errs
+    more = {"decoded": status == KC_OK, "tagged": tagged}
+    if prefix:
+        more["versions"] = versions
+        more["have"] = have
+    return nodes, errs, more
 
 
 def decode_bulk(prog, values):
@@ -1330,7 +1365,7 @@ def decode_bulk(prog, values):
     top = [lay[i] for i in lay[0].kids[:S0.nf + S0.nt]]
     keys = [n.name for n in top]
     flat = {k for k, n in enumerate(top) if n.kind != KC_N_STRUCT and n.kind != KC_N_LIST}
-    nodes, status = _run_columns(P, R, 0, lay, flat)
+    nodes, status = _run_columns(P, R, 0, lay, flat)[:2]
     ok = status == KC_OK
     result = {}
     for k, n in enumerate(top):

@@ -13,7 +13,7 @@ decodes row by row and lets pyarrow build the arrays.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -25,9 +25,10 @@ from ._columns import (N_BOOL, N_FIXED, N_LIST, N_STRUCT, N_VAR, UNKNOWN_TAGS_KE
 from ._program import (T_BOOL, T_FLOAT64, T_INT8, T_INT16, T_INT32, T_INT64, T_STRING,
                        T_UINT16, T_UINT32, T_UUID, Program)
 from .errors import DecodeError
+from .framing import INT16_VERSION, Frame, VersionPrefix
 
-__all__ = ["arrow_type", "decode", "decode_program", "decode_programs", "fits", "Slices",
-           "ERROR_COLUMN", "to_numpy", "from_numpy"]
+__all__ = ["arrow_type", "decode", "decode_program", "decode_programs", "decode_framed",
+           "FramedBatch", "fits", "Slices", "ERROR_COLUMN", "to_numpy", "from_numpy"]
 
 ERROR_COLUMN = "_error"
 
@@ -181,23 +182,29 @@ def fits(prog: Program, into: Program) -> bool:
     return got
 
 
+def _tree(real: List[Program]) -> Program:
+    """The last program that every other one :func:`fits` into."""
+    tree = next((t for t in reversed(real) if all(fits(p, t) for p in real)), None)
+    if tree is None:
+        raise ValueError("the programs' columns differ: "
+                         + ", ".join(f"{p.name} v{p.version}" for p in real))
+    return tree
+
+
 def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa.RecordBatch:
     """Rows of several versions of a message in one batch: row i decodes with
     ``progs[which[i]]`` (``which[i] < 0`` or a None program: a null row), one pass over
     the rows.  The columns are those of the last program that every other one
     :func:`fits` into (ValueError when none); ``values``, ``skip`` and the ``_error``
-    column as in :func:`decode`.  E.g. a log's record values, each behind its int16
-    version prefix: ``which`` from the prefixes (:func:`kcodec.slice_heads`), ``skip=2``."""
+    column as in :func:`decode`.  When each row starts with its version,
+    :func:`decode_framed` reads it and picks the program itself."""
     progs = list(progs)
     real = [p for p in progs if p is not None]
     if skip < 0:
         raise ValueError("skip must be >= 0")
     if not real or len(progs) > 127:
         raise ValueError("decode_programs takes 1 to 127 programs")
-    tree = next((t for t in reversed(real) if all(fits(p, t) for p in real)), None)
-    if tree is None:
-        raise ValueError("decode_programs: the programs' columns differ: "
-                         + ", ".join(f"{p.name} v{p.version}" for p in real))
+    tree = _tree(real)
     wh = np.asarray(which).reshape(-1)
     if len(wh) and (wh.max() >= len(progs) or wh.min() < -128):
         raise ValueError(f"which must be < {len(progs)}")
@@ -207,21 +214,124 @@ def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa
     return _decode_python(tree, values, skip, None, progs, wh)
 
 
+class FramedBatch(NamedTuple):
+    """What :func:`decode_framed` returns, row for row."""
+    batch: pa.RecordBatch   # the decoded rows; null where ``decoded`` is False
+    versions: np.ndarray    # the version prefix (int16; int32 for a 4-byte frame), -1 when
+                            # the row has fewer bytes (null, short, outside the buffer)
+    have: np.ndarray        # int8: prefix bytes present (at most the frame's), -1 a null
+                            # row, -2 a slice outside the buffer
+    decoded: np.ndarray     # bool: decoded with its version's program
+    tagged: np.ndarray      # int32: the tagged fields (known and unknown) in a decoded
+                            # row's top-level tag section (0 on every other row)
+
+
+_MAX_VERSIONS = 1 << 15
+
+
+def _by_version(progs: Union[Mapping[int, Any], Sequence[Any]]) -> List[Any]:
+    if isinstance(progs, Mapping):
+        bad = [v for v in progs if not isinstance(v, int) or not 0 <= v < _MAX_VERSIONS]
+        if bad:
+            raise ValueError(f"versions must be 0..{_MAX_VERSIONS - 1}, not {bad[0]!r}")
+        table: List[Any] = [None] * (max(progs) + 1 if progs else 0)
+        for v, p in progs.items():
+            table[v] = p
+        return table
+    table = list(progs)
+    if len(table) > _MAX_VERSIONS:
+        raise ValueError(f"versions must be 0..{_MAX_VERSIONS - 1}")
+    return table
+
+
+def _frame_layout(frame: Frame) -> Tuple[int, int]:
+    """(prefix width, bytes before the message) of a version-prefix frame."""
+    if not isinstance(frame, VersionPrefix) or frame.latest_supported_from is not None:
+        raise ValueError(f"decode_framed reads int16/int32 version prefixes, not {frame!r}")
+    return frame.width, 0 if frame.in_body else frame.width
+
+
+def decode_framed(progs: Union[Mapping[int, Any], Sequence[Any]], values: Any,
+                  frame: Frame = INT16_VERSION, *, select: Any = None,
+                  fields: Optional[Sequence[str]] = None) -> FramedBatch:
+    """Rows that each start with their version (``frame``: a
+    :class:`~kcodec.framing.VersionPrefix`, e.g. ``INT16_VERSION`` of coordinator
+    records), each decoded with its version's program in one pass: ``progs`` maps a
+    version to a compiled program (a dict, or a list indexed by version; None or a
+    version it lacks: the row is not decoded, a null row without error).  The columns
+    are those of the last program every other one :func:`fits` into (ValueError when
+    none), then ``_error``; ``values`` as in :func:`decode`; ``select``: rows where it is
+    False are not decoded (their versions are still read).  ``fields``: the top-level
+    fields to keep (the others are checked, not returned).  Returns a
+    :class:`FramedBatch`: the batch and, per row, the version read, the prefix bytes
+    present, whether it decoded, and its top-level tagged fields.
+
+    >>> import kcodec
+    >>> from kcodec.arrow import decode_framed
+    >>> from kcodec.framing import INT16_VERSION, write_framed
+    >>> rows = [write_framed(INT16_VERSION, "OffsetCommitValue", {"offset": 7}, 3), None,
+    ...         b"\\x00\\x09 from a newer broker"]
+    >>> progs = {v: kcodec.program("OffsetCommitValue", v) for v in (3, 4)}
+    >>> got = decode_framed(progs, rows, INT16_VERSION, fields=["offset"])
+    >>> got.batch.column("offset").to_pylist(), got.versions.tolist(), got.decoded.tolist()
+    ([7, None, None], [3, -1, 9], [True, False, False])
+    """
+    table = _by_version(progs)
+    real = [p for p in table if p is not None]
+    if not real:
+        raise ValueError("decode_framed needs at least one program")
+    width, skip = _frame_layout(frame)
+    tree = _tree(real)
+    keep = None
+    if fields is not None:
+        kids = layout(tree)[0].kids
+        names = [layout(tree)[k].name for k in kids]
+        missing = [f for f in fields if f not in names]
+        if missing:
+            raise ValueError(f"{tree.name} v{tree.version} has no field {missing[0]!r}")
+        keep = sorted({names.index(f) for f in fields})
+    if kcodec.NATIVE:
+        batch, info = _native_rows(tree, values, skip, select, table, None, width, keep)
+    else:
+        batch, info = _python_rows(tree, values, skip, select, table, None, width, keep)
+    return FramedBatch(batch, info["versions"], info["have"], info["decoded"], info["tagged"])
+
+
 # ------------------------------------------------------------------------------ C engine
+
+def _schema(prog: Program, keep: Optional[List[int]]) -> pa.Schema:
+    types = _types(prog)
+    if keep is None:
+        return types["schema"]
+    subs = types.setdefault("sub", {})
+    got = subs.get(tuple(keep))
+    if got is None:
+        full = types["schema"]
+        got = subs[tuple(keep)] = pa.schema([full.field(i) for i in keep] + [full.field(ERROR_COLUMN)])
+    return got
+
 
 def _decode_native(prog: Program, values: Any, skip: int, select: Any,
                    progs: Any = None, which: Any = None) -> pa.RecordBatch:
+    return _native_rows(prog, values, skip, select, progs, which)[0]
+
+
+def _native_rows(prog: Program, values: Any, skip: int, select: Any,
+                 progs: Any = None, which: Any = None, prefix: int = 0,
+                 keep: Optional[List[int]] = None) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
+    """The batch and the rows' info (kcodec._native.decode_columns)."""
     nodes = layout(prog)
+    kw = dict(skip=skip, layout=nodes, select=select, programs=progs, which=which,
+              prefix=prefix, keep=keep, info=True)
     if isinstance(values, Slices):
-        bufs, errors = kcodec._engine.decode_columns(
+        bufs, errors, info = kcodec._engine.decode_columns(
             prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
-            take=values.take, skip=skip, layout=nodes, select=select, programs=progs,
-            which=which)
+            take=values.take, **kw)
     else:
-        bufs, errors = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes,
-                                                     select=select, programs=progs, which=which)
+        bufs, errors, info = kcodec._engine.decode_columns(prog, values, **kw)
     types = _types(prog)
-    arrays = [_array(nodes, types["types"], bufs, k) for k in nodes[0].kids]
+    kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
+    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
     n = bufs[0][1]
     if errors:
         col = np.full(n, None, object)
@@ -229,7 +339,7 @@ def _decode_native(prog: Program, values: Any, skip: int, select: Any,
         arrays.append(pa.array(col, pa.string()))
     else:
         arrays.append(pa.nulls(n, pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, schema=types["schema"])
+    return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
 
 
 def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int) -> pa.Array:
@@ -268,34 +378,85 @@ def _rows(values: Any, select: Any) -> List[Any]:
     else:
         out = list(values)
     if select is not None:
-        sel = np.asarray(select).reshape(-1)
-        if len(sel) != len(out):
-            raise ValueError(f"select has {len(sel)} entries for {len(out)} rows")
-        out = [r if s else None for r, s in zip(out, sel.tolist())]
+        out = [r if s else None for r, s in zip(out, _selected(select, len(out)))]
     return out
+
+
+def _head(raw: Any, width: int) -> Tuple[int, int]:
+    """(version, prefix bytes present) of one row, as kc_columns_decode_rows reads them."""
+    if raw is None:
+        return -1, -1
+    if raw is _OUTSIDE:
+        return -1, -2
+    mv = memoryview(raw).cast("B")
+    if len(mv) < width:
+        return -1, len(mv)
+    return int.from_bytes(mv[:width], "big", signed=True), width
 
 
 def _decode_python(prog: Program, values: Any, skip: int, select: Any,
                    progs: Any = None, which: Any = None) -> pa.RecordBatch:
+    return _python_rows(prog, values, skip, select, progs, which)[0]
+
+
+def _python_rows(prog: Program, values: Any, skip: int, select: Any,
+                 progs: Any = None, which: Any = None, prefix: int = 0,
+                 keep: Optional[List[int]] = None) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
+    """:func:`_native_rows` row by row with the Python engine."""
     nodes = layout(prog)
     rows: List[Optional[Dict[str, Any]]] = []
     errors: List[Optional[str]] = []
-    raws = _rows(values, select)
-    if progs is None:
-        row_progs: List[Any] = [prog] * len(raws)
+    raws = _rows(values, None if prefix else select)
+    info: Dict[str, Any] = {}
+    if prefix:
+        sel = [True] * len(raws) if select is None else _selected(select, len(raws))
+        heads = [_head(raw, prefix) for raw in raws]
+        info["versions"] = np.array([v for v, _ in heads], np.int16 if prefix == 2 else np.int32)
+        info["have"] = np.array([h for _, h in heads], np.int8)
+        row_progs: List[Any] = [progs[v] if s and 0 <= v < len(progs) else None
+                                for (v, _), s in zip(heads, sel)]
+    elif progs is None:
+        row_progs = [prog] * len(raws)
     else:
         if len(which) != len(raws):
             raise ValueError(f"which has {len(which)} entries for {len(raws)} rows")
         row_progs = [progs[w] if w >= 0 else None for w in which.tolist()]
+    decoded, tagged = [], []
     for raw, p in zip(raws, row_progs):
         value, err = _decode_row(p, raw, skip) if p is not None else (None, None)
         rows.append(None if value is None else to_arrow_value(nodes, 0, value))
         errors.append(err)
+        decoded.append(value is not None)
+        tagged.append(_root_tagged(p, raw, skip) if value is not None else 0)
     types = _types(prog)
     # flatten(): a null row is null in every field
     arrays = pa.array(rows, type=types["struct"]).flatten()
+    if keep is not None:
+        arrays = [arrays[i] for i in keep]
     arrays.append(pa.array(errors, pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, schema=types["schema"])
+    info["decoded"] = np.array(decoded, bool)
+    info["tagged"] = np.array(tagged, np.int32)
+    return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
+
+
+def _selected(select: Any, n: int) -> List[bool]:
+    sel = np.asarray(select).reshape(-1)
+    if len(sel) != n:
+        raise ValueError(f"select has {len(sel)} entries for {n} rows")
+    return (sel != 0).tolist()
+
+
+def _root_tagged(prog: Program, raw: Any, skip: int) -> int:
+    """The tagged fields in the tag section of a decoded row's top-level struct (its
+    regular fields read again to find it)."""
+    sp = prog.structs[0]
+    if not sp.flexible:
+        return 0
+    mv = memoryview(raw).cast("B")[skip:]
+    r = _codec_py._Reader(mv, 0, len(mv))
+    for f in sp.fields:
+        _codec_py._read_value(r, prog, f.type, f.flags, f.arg, f.name, 0, False)
+    return r.uvarint()
 
 
 def _decode_row(prog: Program, raw: Any, skip: int) -> Any:

@@ -279,3 +279,119 @@ def test_versions_in_one_pass_defaults_errors_and_nulls(use_engine):
         KA.decode_programs([p4, kcodec.program("OffsetCommitValue", 1)], [v4], [0])
     with pytest.raises(ValueError, match="which"):
         KA.decode_programs([p3, p4], [v3], [2])
+
+
+# ------------------------------------------------------------------ decode_framed
+
+from kcodec.framing import INT16_VERSION, KRAFT_RECORD, VersionPrefix  # noqa: E402
+
+
+@pytest.mark.parametrize("name,recs", MULTI, ids=[n for n, _ in MULTI])
+def test_framed_rows_decode_like_decode_programs(use_engine, name, recs):
+    """Rows behind their int16 version, each group of versions that fit one set of
+    columns in one pass: the batch decode_programs gives with ``which`` from the
+    prefixes; rows of other versions, null rows and short rows are not decoded."""
+    versions = sorted({r["version"] for r in recs})
+    progs = {v: kcodec.program(name, v) for v in versions}
+    for top in versions:
+        group = [v for v in versions if v <= top and KA.fits(progs[v], progs[top])]
+        values, which, want_v, want_have = [], [], [], []
+        for r in recs:
+            values.append(struct.pack(">h", r["version"]) + bytes.fromhex(r["hex"]))
+            which.append(group.index(r["version"]) if r["version"] in group else -1)
+            want_v.append(r["version"])
+            want_have.append(2)
+        values += [None, b"\x00", b"\xff\xff" + b"\x00" * 4]
+        which += [-1, -1, -1]
+        want_v += [-1, -1, -1]
+        want_have += [-1, 1, 2]
+        got = KA.decode_framed({v: progs[v] for v in group}, values, INT16_VERSION)
+        want = KA.decode_programs([progs[v] for v in group], values, np.array(which), skip=2)
+        assert got.batch.equals(want), (name, top)
+        assert got.versions.dtype == np.int16 and got.versions.tolist() == want_v
+        assert got.have.tolist() == want_have
+        errs = want.column("_error").to_pylist()
+        assert got.decoded.tolist() == [w >= 0 and e is None for w, e in zip(which, errs)]
+
+
+def test_framed_select_fields_errors_and_tagged(use_engine):
+    p3, p4 = kcodec.program("OffsetCommitValue", 3), kcodec.program("OffsetCommitValue", 4)
+    v3 = struct.pack(">h", 3) + _ocv(5, epoch=2)
+    plain4 = {"offset": 6, "leaderEpoch": -1, "metadata": "xyz", "commitTimestamp": 10}
+    v4 = struct.pack(">h", 4) + kcodec.encode("OffsetCommitValue", plain4, 4)
+    tid = uuid.UUID(int=99)
+    tagged4 = struct.pack(">h", 4) + kcodec.encode(
+        "OffsetCommitValue", dict(plain4, topicId=tid, _unknown_tagged_fields=[(7, b"ab")]), 4)
+    values = [v3, v4, tagged4, v4 + b"\x00", v3, struct.pack(">h", 1) + b"\x00" * 8]
+    select = np.array([1, 1, 1, 1, 0, 1], bool)
+    for progs in ({3: p3, 4: p4}, [None, None, None, p3, p4]):
+        got = KA.decode_framed(progs, values, INT16_VERSION, select=select)
+        rows = got.batch.to_pylist()
+        assert [r["offset"] for r in rows] == [5, 6, 6, None, None, None]
+        assert rows[2]["topicId"] == tid.bytes
+        assert rows[2]["_unknown_tagged_fields"] == [{"tag": 7, "data": b"ab"}]
+        with pytest.raises(kcodec.DecodeError) as e:
+            kcodec.decode("OffsetCommitValue", values[3][2:], 4)
+        assert rows[3]["_error"] == str(e.value)
+        assert [r["_error"] for r in rows[4:]] == [None, None]     # selected out, no program
+        assert got.versions.tolist() == [3, 4, 4, 4, 3, 1]         # read on every row
+        assert got.decoded.tolist() == [True, True, True, False, False, False]
+        assert got.tagged.tolist() == [0, 0, 2, 0, 0, 0]
+    some = KA.decode_framed({3: p3, 4: p4}, values, INT16_VERSION, fields=["metadata", "offset"])
+    assert some.batch.schema.names == ["offset", "metadata", "_error"]
+    assert some.batch.column("metadata").to_pylist()[:3] == ["m", "xyz", "xyz"]
+    assert some.tagged.tolist() == got.tagged.tolist()
+    with pytest.raises(ValueError, match="no field"):
+        KA.decode_framed({4: p4}, values, INT16_VERSION, fields=["nope"])
+    with pytest.raises(ValueError, match="columns differ"):
+        KA.decode_framed({1: kcodec.program("OffsetCommitValue", 1), 4: p4}, values)
+    with pytest.raises(ValueError, match="version prefixes"):
+        KA.decode_framed({4: p4}, values, KRAFT_RECORD)
+    with pytest.raises(ValueError, match="version prefixes"):
+        KA.decode_framed({4: p4}, values, VersionPrefix("x", 2, latest_supported_from=1))
+    with pytest.raises(ValueError, match="at least one"):
+        KA.decode_framed({4: None}, values)
+    with pytest.raises(ValueError, match="versions must be"):
+        KA.decode_framed({-1: p4}, values)
+
+
+def test_framed_slices_int32_and_in_body_frames(use_engine):
+    """Record slices (strided, a null one, one outside the buffer), an int32 prefix,
+    and a version that is also the message's first field (nothing skipped)."""
+    p3 = kcodec.program("OffsetCommitValue", 3)
+    body = _ocv(8)
+    buf = struct.pack(">i", 3) + body + struct.pack(">h", 3) + body
+    recs = np.zeros(4, [("pos", "<i8"), ("len", "<i4"), ("pad", "<i4")])
+    recs["pos"] = [0, 0, len(buf) - 1, 4 + len(body)]
+    recs["len"] = [4 + len(body), -1, 5, 2 + len(body)]
+    s = KA.Slices(buf, recs["pos"], recs["len"])
+    got = KA.decode_framed([None, None, None, p3], s, VersionPrefix("v32", 4))
+    assert got.versions.dtype == np.int32 and got.versions.tolist() == [3, -1, -1, 3 << 16 | 0]
+    assert got.have.tolist() == [4, -1, -2, 4]
+    assert got.batch.column("offset").to_pylist() == [8, None, None, None]
+    # the version is the first field: read, not skipped (the body is decoded from byte 0)
+    inb = KA.decode_framed({0: kcodec.program("OffsetCommitValue", 1)},
+                           [b"\x00" * 8 + struct.pack(">h", 0) + b"\x00" * 16],
+                           VersionPrefix("in-body", 2, in_body=True))
+    assert inb.versions.tolist() == [0] and inb.decoded.tolist() == [True]
+
+
+def test_framed_engines_identical(monkeypatch):
+    if not kcodec.NATIVE:
+        pytest.skip("C extension not built")
+    for name, recs in MULTI:
+        versions = sorted({r["version"] for r in recs})
+        progs = {v: kcodec.program(name, v) for v in versions}
+        top = versions[-1]
+        table = {v: p for v, p in progs.items() if KA.fits(p, progs[top])}
+        values = [struct.pack(">h", r["version"]) + bytes.fromhex(r["hex"]) for r in recs]
+        values += [v[:-1] for v in values] + [None, b"", b"\x7f\xff"]
+        sel = np.arange(len(values)) % 5 != 3
+        native = KA.decode_framed(table, values, INT16_VERSION, select=sel)
+        with monkeypatch.context() as m:
+            m.setattr(kcodec, "_engine", _codec_py)
+            m.setattr(kcodec, "NATIVE", False)
+            py = KA.decode_framed(table, values, INT16_VERSION, select=sel)
+        assert native.batch.equals(py.batch), name
+        for a, b in zip(native[1:], py[1:]):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), name

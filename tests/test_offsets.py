@@ -617,3 +617,32 @@ def test_folds_never_import_pandas():
     require(SEGMENTS)
     run_without_pandas("from kcodec.offsets import fold_log\n"
                        f"assert fold_log({str(SEGMENTS)!r}).groups\n")
+
+
+def test_offset_columns_tagged_newer_and_short_values():
+    """Commit values the columns leave to the generic path (unknown tagged fields, a
+    topic id, a newer version, too short, damaged) and those they keep (a topic id tag
+    that holds the zero uuid, as Kafka reads it: no topic id)."""
+    from kcodec.offsets.columns import KIND_COMMIT, KIND_OTHER, iter_offset_columns
+    k = struct.pack(">h", 1) + kcodec.encode("OffsetCommitKey", {"group": "gg", "topic": "tt",
+                                                                 "partition": 3}, 0)
+    base = {"offset": 1, "metadata": "meta", "commitTimestamp": 2, "leaderEpoch": 4}
+    v4 = struct.pack(">h", 4) + kcodec.encode("OffsetCommitValue", base, 4)
+    vals = [v4[:-1] + b"\x01\x00\x10" + bytes(16),                      # zero topic id tag
+            struct.pack(">h", 4) + kcodec.encode("OffsetCommitValue",
+                                                 dict(base, _unknown_tagged_fields=[(9, b"x")]), 4),
+            v4[:-1] + b"\x01\x00\x10" + bytes(15) + b"\x01",            # a topic id
+            struct.pack(">h", 9) + v4[2:], b"\x00", b"\x00\x03\x00",
+            struct.pack(">h", 3) + kcodec.encode("OffsetCommitValue", base, 3)]
+    log = KR.encode_batch([(k, v) for v in vals], base_offset=0)
+    (cols,) = list(iter_offset_columns(log))
+    kind = cols["kind"].tolist()
+    assert kind == [KIND_COMMIT] + [KIND_OTHER] * 5 + [KIND_COMMIT]
+    assert cols["group"].to_pylist() == ["gg"] + [""] * 5 + ["gg"]
+    assert cols["metadata"].to_pylist() == ["meta"] + [""] * 5 + ["meta"]
+    assert cols["value_version"].tolist() == [4] + [-1] * 5 + [3]
+    assert cols["leader_epoch"].tolist() == [4] + [-1] * 5 + [4]
+    assert cols["commit_offset"].tolist() == [1] + [0] * 5 + [1]
+    other = dict(cols["other"])
+    assert other[1].value["_unknown_tagged_fields"] == [(9, b"x")]
+    assert other[2].value["topicId"].int == 1 and other[3].newer_than_known

@@ -10,7 +10,8 @@
  *   - bulk decode into columns (csrc/kc_columns.c) agrees with kc_decode on
  *     success/failure, with or without a prefix to skip, and keeps Arrow's invariants;
  *     so does the record-array row source (strided entries, take, select), whose
- *     bad entries become bad rows, and kc_rows_heads reads only what a row has.
+ *     bad entries become bad rows, and kc_rows_heads reads only what a row has;
+ *     so does a version prefix picking each row's program (kc_columns_decode_rows).
  *
  * Programs come from a text file, one program per line as int32 words (the tests
  * dump them from kcodec._program: tests/test_native_fuzz.py).  The first input
@@ -226,6 +227,62 @@ static void bulk_records(const int32_t *code, const uint8_t *data, size_t n, int
           "heads are the row's first bytes");
 }
 
+/* The bytes behind an int16 version prefix that picks the program per row
+ * (kc_columns_decode_rows): version 1 -> the program, as a row and selected out; a
+ * null row, a 1-byte row, and version 5 (no program) are null rows; every row's
+ * version and prefix bytes are reported. */
+static void bulk_framed(const int32_t *code, const uint8_t *data, size_t n, int want)
+{
+    uint8_t *buf = (uint8_t *)malloc(n + 4);
+    const int32_t *codes[2] = {NULL, code};
+    int64_t pos[5] = {0, 0, 0, n + 2, 0};
+    int32_t lens[5] = {(int32_t)n + 2, -1, 1, 2, (int32_t)n + 2};
+    const uint8_t select[5] = {1, 1, 1, 1, 0};
+    int32_t status[5], tagged[5];
+    int16_t versions[5];
+    int8_t have[5];
+    kc_row_info out;
+    kc_columns t;
+    kc_rows rows;
+    buf[0] = 0;
+    buf[1] = 1;
+    if (n)
+        memcpy(buf + 2, data, n);
+    buf[n + 2] = 0;
+    buf[n + 3] = 5;
+    memset(&rows, 0, sizeof rows);
+    rows.data = buf;
+    rows.data_len = n + 4;
+    rows.pos = pos;
+    rows.lens = lens;
+    rows.select = select;
+    rows.skip = 2;
+    rows.prefix = 2;
+    memset(&out, 0, sizeof out);
+    out.status = status;
+    out.versions = versions;
+    out.have = have;
+    out.tagged = tagged;
+    check(kc_columns_init(&t, code) == KC_OK, "column tree builds");
+    check(kc_columns_decode_rows(&t, &rows, 5, &out) == KC_E_INVALID, "a prefix needs programs");
+    t.codes = codes;
+    t.n_codes = 2;
+    check(kc_columns_decode_rows(&t, &rows, 5, &out) == KC_OK, "framed bulk ran");
+    check(status[0] == want, "the version's program decodes the row as the row");
+    for (int r = 1; r < 5; r++)
+        check(status[r] == KC_E_NULL_ROW, "null, short, unknown-version, selected-out rows");
+    check(versions[0] == 1 && versions[1] == -1 && versions[2] == -1 && versions[3] == 5
+          && versions[4] == 1, "versions of every row");
+    check(have[0] == 2 && have[1] == -1 && have[2] == 1 && have[3] == 2 && have[4] == 2,
+          "prefix bytes of every row");
+    for (int r = 0; r < 5; r++)
+        check(tagged[r] >= 0 && (tagged[r] == 0 || (r == 0 && want == KC_OK)), "tagged counts");
+    check(t.nodes[0].len == 5, "one root value per row");
+    check_node(&t, 0);
+    kc_columns_free(&t);
+    free(buf);
+}
+
 static void run_one(int pi, const uint8_t *data, size_t n)
 {
     const int32_t *code = g_prog[pi];
@@ -241,6 +298,7 @@ static void run_one(int pi, const uint8_t *data, size_t n)
     check(rc_small == rc || rc_small == KC_E_TAPE_FULL, "a small tape only adds TAPE_FULL");
     st = bulk_one(code, data, n);
     bulk_records(code, data, n, st);
+    bulk_framed(code, data, n, st);
     if (rc == KC_OK && end == n)
         check(st == KC_OK, "bulk decodes what decode decodes");
     else

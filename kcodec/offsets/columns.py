@@ -1,12 +1,12 @@
 """Columnar ``__consumer_offsets`` decoding: the fast path for big logs.
 
 Offset commits (the bulk of any ``__consumer_offsets`` log) are bulk-decoded by the
-generic spec engine (:func:`kcodec.arrow.decode_programs`) straight from the segment
-buffer: the record type and value version of every record are read vectorised, then the
-keys, and the values of every known version, go through the column decoder in one pass
-each as record slices (skipping the int16 version prefix).  Every other record (group metadata,
-KIP-848/share/streams records, commits with a topic id or unknown tagged fields, newer
-versions, anything that does not decode) goes through
+generic spec engine (:func:`kcodec.arrow.decode_framed`) straight from the segment
+buffer: one pass over the keys, each read with the program its int16 record type picks,
+and one over their values, each read with the program its int16 version picks, both
+reading the record array's key/value fields in place.  Every other record (group
+metadata, KIP-848/share/streams records, commits with a topic id or unknown tagged
+fields, newer versions, anything that does not decode) goes through
 :func:`kcodec.offsets.records.decode_record` and is returned as objects.  Tests check
 that both paths agree record for record.
 """
@@ -25,6 +25,7 @@ try:  # pyarrow is optional: without it every record takes the generic path
     import pyarrow as _pa
     import pyarrow.compute as _pc
     from kcodec import arrow as _KA
+    from kcodec.framing import INT16_VERSION
 except ImportError:  # pragma: no cover
     _pa = None
 
@@ -52,15 +53,8 @@ def _commit_types() -> Dict[int, Any]:
             if info.name in ("OffsetCommit", "LegacyOffsetCommit")}
 
 
-def _ok(batch: Any) -> np.ndarray:
-    err = batch.column(batch.num_columns - 1)
-    if err.null_count == len(err):
-        return np.ones(len(err), bool)
-    return _KA.to_numpy(err.is_null())
-
-
 def _values(col: Any, dtype: Any, width: int = 1) -> np.ndarray:
-    """A fixed-width column's values, zero copy (error rows hold 0)."""
+    """A fixed-width column's values, zero copy (null rows hold 0)."""
     return np.frombuffer(col.buffers()[1], dtype)[col.offset * width:(col.offset + len(col)) * width]
 
 
@@ -92,131 +86,201 @@ def _merge(cur: Any, col: Any, mask: np.ndarray) -> Any:
     return _pc.if_else(_KA.from_numpy(mask), col, cur)
 
 
-_NUMBERS = (("offset", "offset"), ("leaderEpoch", "leader_epoch"),
-            ("commitTimestamp", "commit_timestamp"), ("expireTimestamp", "expire_timestamp"))
+def _blank(col: Any, mask: np.ndarray) -> Any:
+    """`col` with "" on the rows of `mask`."""
+    return _pc.if_else(_KA.from_numpy(mask), "", col) if mask.any() and not _no_text(col) else col
 
 
-def _plain_commits(vb: Any, good: np.ndarray) -> np.ndarray:
-    """Rows without a topic id or unknown tagged fields: the others keep them on the
-    generic path."""
-    names = vb.schema.names
+# value columns: (field, output column, its value on rows that are not commits)
+_NUMBERS = (("offset", "offset", 0), ("leaderEpoch", "leader_epoch", -1),
+            ("commitTimestamp", "commit_timestamp", 0), ("expireTimestamp", "expire_timestamp", -1))
+
+
+Table = Dict[int, Any]      # version (or record type) -> program
+
+
+def _groups(table: Table) -> List[Table]:
+    """A {version: program} table split into tables whose programs share columns
+    (:func:`kcodec.arrow.fits`), the newest version's first: one pass each."""
+    out: List[Table] = []
+    for v in sorted(table, reverse=True):
+        p = table[v]
+        for g in out:
+            both = list(g.values()) + [p]
+            if any(all(_KA.fits(q, t) for q in both) for t in both):
+                g[v] = p
+                break
+        else:
+            out.append({v: p})
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (_KA.fits(a, b) and _KA.fits(b, a))
+
+
+_PROGRAMS: Any = None
+
+
+def _programs() -> Tuple[List[Table], List[Tuple[Tuple[int, ...], List[Tuple[Table, List[str]]]]]]:
+    """The key program of each commit record type (in tables sharing columns), and the
+    value programs by version: per set of record types that read their values alike
+    (usually all of them), its tables of programs sharing columns (:func:`_groups`)
+    with the fields read from them.  Versions above a value's newest are left out: the
+    generic path reads them with ``newer="latest"``."""
+    global _PROGRAMS
+    if _PROGRAMS is None:
+        types = _commit_types()
+        keys = {t: kcodec.program(info.key, 0) for t, info in types.items()}
+        tables: Dict[int, Table] = {}
+        for t, info in types.items():
+            top = max(kcodec.spec(_value_schema(t, info, v)).valid_versions.highest
+                      for v in range(info.value_max + 2))
+            tables[t] = {}
+            for v in range(top + 1):
+                schema = _value_schema(t, info, v)
+                if v <= kcodec.spec(schema).valid_versions.highest:
+                    tables[t][v] = kcodec.program(schema, v)
+        sets: List[Tuple[List[int], Table]] = []
+        for t, table in tables.items():
+            for ts, tab in sets:
+                if set(tab) == set(table) and all(_same(tab[v], table[v]) for v in tab):
+                    ts.append(t)
+                    break
+            else:
+                sets.append(([t], table))
+        _PROGRAMS = (_groups(keys), [(tuple(ts), [(g, _fields(g)) for g in _groups(tab)])
+                                     for ts, tab in sets])
+    return _PROGRAMS
+
+
+def _fields(table: Table) -> List[str]:
+    """The value fields the columns take from a table's batch (not the topic id nor the
+    unknown tags: a row with tagged fields is checked apart, :func:`_tagged_plain`)."""
+    progs = [table[v] for v in sorted(table)]
+    tree = next(t for t in reversed(progs) if all(_KA.fits(p, t) for p in progs))
+    names = {f.name for f in _KA.arrow_type(tree.name, tree.version)}
+    return [f for f, _, _ in _NUMBERS if f in names] + ["metadata"]
+
+
+def _tagged_plain(buf: Any, vp: np.ndarray, vl: np.ndarray, table: Table,
+                  rows: np.ndarray) -> np.ndarray:
+    """Of values with top-level tagged fields (rows: their indices), those without a
+    topic id or unknown tagged fields: the others keep them on the generic path."""
+    b = _KA.decode_framed(table, _KA.Slices(buf, vp, vl, rows), INT16_VERSION).batch
+    good = np.ones(len(rows), bool)
+    names = b.schema.names
     if "topicId" in names:
-        ids = _values(vb.column("topicId"), np.uint64, 2).reshape(-1, 2)
+        ids = _values(b.column("topicId"), np.uint64, 2).reshape(-1, 2)
         good &= (ids[:, 0] | ids[:, 1]) == 0
     if _KA.UNKNOWN_TAGS_KEY in names:
-        col = vb.column(_KA.UNKNOWN_TAGS_KEY)
+        col = b.column(_KA.UNKNOWN_TAGS_KEY)
         off = np.frombuffer(col.buffers()[1], np.int32)[col.offset:col.offset + len(col) + 1]
         good &= off[1:] == off[:-1]
     return good
 
 
-def _shared(progs: List[Any]) -> bool:
-    return any(all(_KA.fits(q, t) for q in progs) for t in progs)
-
-
-def _decode_by(buf: Any, pos: np.ndarray, length: np.ndarray, progs: List[Any],
-               which: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
-    """Row r decoded with progs[which[r]] (-1: not decoded), skipping the int16 prefix:
-    per group of programs that share columns (versions of one message, usually all of
-    them: one pass) its full-length batch and the rows it decoded."""
-    groups: List[List[int]] = []
-    for i, p in enumerate(progs):
-        for g in groups:
-            if _shared([progs[j] for j in g] + [p]):
-                g.append(i)
-                break
-        else:
-            groups.append([i])
-    out = []
-    for g in groups:
-        b = _KA.decode_programs([p if j in g else None for j, p in enumerate(progs)],
-                                _KA.Slices(buf, pos, length), which, skip=2)
-        if len(g) == len(progs):
-            rows = which >= 0
-        else:
-            mine = np.zeros(len(progs) + 1, bool)   # which -1 reads the last entry
-            mine[g] = True
-            rows = mine[which]
-        out.append((b, rows & _ok(b)))
-    return out
+def _number(cur: Any, col: Any, mine: np.ndarray, clean: bool, default: int, dtype: Any) -> np.ndarray:
+    """`cur` (None: `default` everywhere) with `col`'s values on the rows of `mine`;
+    `clean`: `col` is null (0) on every other row."""
+    vals = _values(col, dtype)
+    if cur is None:
+        return vals if clean and default == 0 else np.where(mine, vals, dtype(default))
+    if not cur.flags.writeable:
+        cur = cur.copy()
+    np.copyto(cur, vals, where=mine)
+    return cur
 
 
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
     """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns.
 
-    The keys of every commit record type take one pass of the column decoder and the
-    values of every known version another (:func:`kcodec.arrow.decode_programs`), each
-    reading the record array's key/value fields in place and running over all the
-    chunk's rows, the rows it is not for null: its columns come out full length in row
-    order, with no gathering of positions nor scattering of results."""
+    The keys take one pass of the column decoder (:func:`kcodec.arrow.decode_framed`,
+    each key read with its record type's program), the values of those that decoded
+    another (each read with its version's program; a second only when a log mixes
+    versions whose columns differ), each reading the record array's key/value fields in
+    place over all the chunk's rows, the rows it does not decode null: the columns come
+    out full length in row order, with no gathering of positions nor scattering of
+    results."""
     n = len(recs)
     kp, kl = recs["key_pos"], recs["key_len"]
     vp, vl = recs["value_pos"], recs["value_len"]
-    key_type = _int16_at(buf, kp, kl)[0]
-    out: Dict[str, Any] = {
-        "kind": np.full(n, KIND_OTHER, np.int8), "key_type": key_type,
-        "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
-        "offset": np.zeros(n, np.int64), "leader_epoch": np.full(n, -1, np.int32),
-        "commit_timestamp": np.zeros(n, np.int64), "expire_timestamp": np.full(n, -1, np.int64),
-    }
     if _pa is None:
-        out["group"] = out["topic"] = out["metadata"] = [""] * n
-        return out
-    types = _commit_types()
-    data = ~control
-    kwhich = np.full(n, -1, np.int8)
-    for i, rtype in enumerate(types):
-        np.copyto(kwhich, i, where=data & (key_type == rtype))
+        return {"kind": np.full(n, KIND_OTHER, np.int8), "key_type": _int16_at(buf, kp, kl)[0],
+                "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
+                "offset": np.zeros(n, np.int64), "leader_epoch": np.full(n, -1, np.int32),
+                "commit_timestamp": np.zeros(n, np.int64),
+                "expire_timestamp": np.full(n, -1, np.int64),
+                "group": [""] * n, "topic": [""] * n, "metadata": [""] * n}
+    keys, values = _programs()
+    ntypes = sum(len(g) for g in keys)
+    out: Dict[str, Any] = {}
     group = topic = meta = None
+    key_type: Any = None
     keyed = np.zeros(n, bool)
-    if (kwhich >= 0).any():
-        kprogs = [kcodec.program(info.key, 0) for info in types.values()]
-        for kb, rows in _decode_by(buf, kp, kl, kprogs, kwhich):
-            keyed |= rows
-            np.copyto(out["partition"], _values(kb.column("partition"), np.int32), where=rows)
-            group = _merge(group, kb.column("group"), rows)
-            topic = _merge(topic, kb.column("topic"), rows)
-    kind = out["kind"]
+    for g in keys:
+        kf = _KA.decode_framed(g, _KA.Slices(buf, kp, kl), INT16_VERSION, select=~control & ~keyed)
+        key_type = kf.versions
+        kb = kf.batch
+        out["partition"] = _number(out.get("partition"), kb.column("partition"), kf.decoded,
+                                   True, 0, np.int32)
+        group = _merge(group, kb.column("group"), kf.decoded)
+        topic = _merge(topic, kb.column("topic"), kf.decoded)
+        keyed |= kf.decoded
+    out["key_type"] = key_type
     commit = np.zeros(n, bool)
-    unplain = np.zeros(n, bool)     # values decoded but left to the generic path
+    unplain = None              # values decoded but left to the generic path
+    vv = have = None
     if keyed.any():
-        vv, have = _int16_at(buf, vp, vl)
-        np.copyto(kind, KIND_TOMBSTONE, where=keyed & (have == -1))
-        has = keyed & (have == 2)
-        vprogs: List[Any] = []
-        vwhich = np.full(n, -1, np.int8)
-        for i, (rtype, info) in enumerate(types.items()):
-            mine = has & (kwhich == i)
-            seen = np.bincount(vv[mine].view(np.uint16), minlength=1)   # cheaper than np.unique
-            for v in np.flatnonzero(seen).astype(np.uint16).view(np.int16).tolist():
-                schema = _value_schema(rtype, info, v) if v >= 0 else None
-                if schema is None or v > kcodec.spec(schema).valid_versions.highest:
-                    continue    # newer than known: the generic path reads it with newer="latest"
-                prog = kcodec.program(schema, v)
-                j = next((j for j, p in enumerate(vprogs) if p is prog), len(vprogs))
-                if j == len(vprogs):
-                    vprogs.append(prog)
-                np.copyto(vwhich, j, where=mine & (vv == v))
-        for vb, rows in _decode_by(buf, vp, vl, vprogs, vwhich):
-            plain = _plain_commits(vb, rows.copy())
-            unplain |= rows & ~plain
-            commit |= plain
-            names = vb.schema.names
-            for name, key in _NUMBERS:
-                if name in names:
-                    np.copyto(out[key], _values(vb.column(name), out[key].dtype), where=plain)
-            meta = _merge(meta, vb.column("metadata"), plain)
+        for types, tables in values:
+            mine = keyed if len(types) == ntypes else keyed & np.isin(key_type, types)
+            left = mine
+            for table, fields in tables:
+                if vv is not None:      # a version of this table among the rows left?
+                    if not left.any() or not np.isin(vv[left], list(table)).any():
+                        continue
+                vf = _KA.decode_framed(table, _KA.Slices(buf, vp, vl), INT16_VERSION, select=left,
+                                       fields=fields)
+                vv, have = vf.versions, vf.have
+                done = vf.decoded
+                plain = done
+                tagged = np.flatnonzero(vf.tagged)
+                if len(tagged):
+                    plain = done.copy()
+                    plain[tagged] = _tagged_plain(buf, vp, vl, table, tagged)
+                    bad = done & ~plain
+                    unplain = bad if unplain is None else unplain | bad
+                clean = not len(tagged) or bool(plain[tagged].all())
+                vb = vf.batch
+                for name, key, default in _NUMBERS:
+                    if name in fields:
+                        out[key] = _number(out.get(key), vb.column(name), plain, clean, default,
+                                           np.int64 if key != "leader_epoch" else np.int32)
+                meta = _merge(meta, vb.column("metadata"), plain)
+                commit |= plain
+                left = left & ~done
+    kind = np.full(n, KIND_OTHER, np.int8)
+    if have is not None:
+        tomb = keyed & (have == -1)
+        np.copyto(kind, KIND_TOMBSTONE, where=tomb)
         np.copyto(kind, KIND_COMMIT, where=commit)
-        np.copyto(out["value_version"], vv, where=commit)
+        out["value_version"] = np.where(commit, vv, np.int16(-1))
+    else:
+        tomb = np.zeros(n, bool)
+        out["value_version"] = np.full(n, -1, np.int16)
+    out["kind"] = kind
+    for _, key, default in _NUMBERS:
+        if key not in out:
+            out[key] = np.full(n, default, np.int32 if key == "leader_epoch" else np.int64)
+    if "partition" not in out:
+        out["partition"] = np.zeros(n, np.int32)
     empty = _empty_strings(n) if group is None or meta is None else None
     # a key whose value takes the generic path (kind 2): "" as on every other row
-    stray = keyed & (kind == KIND_OTHER)
-    if group is not None and stray.any():
-        blank = _KA.from_numpy(stray)
-        group = _pc.if_else(blank, "", group)
-        topic = _pc.if_else(blank, "", topic)
-    if meta is not None and unplain.any():
-        meta = _pc.if_else(_KA.from_numpy(unplain), "", meta)
+    if group is not None:
+        stray = keyed & ~commit & ~tomb
+        group, topic = _blank(group, stray), _blank(topic, stray)
+    if meta is not None and unplain is not None:
+        meta = _blank(meta, unplain)
     out["group"] = group if group is not None else empty
     out["topic"] = topic if topic is not None else empty
     out["metadata"] = meta if meta is not None else empty
