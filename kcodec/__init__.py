@@ -113,17 +113,28 @@ def read(name: str, data: Any, version: int, *, newer: str = "error",
     ``trailing="error"`` (default) raises :class:`DecodeError` when bytes remain after the
     message; ``trailing="allow"`` returns them in ``Decoded.trailing``.
     """
-    _check_trailing(trailing)
-    prog = program(name, version, newer=newer)
-    value, end = _decode(prog, data, offset, version)
-    mv = memoryview(data)
-    rest = b""
-    if end != mv.nbytes:
-        if trailing != "allow":
-            raise DecodeError(f"{mv.nbytes - end} trailing bytes after the message",
-                              message=prog.name, version=version, offset=end)
-        rest = bytes(mv.cast("B")[end:])
+    prog, value, end, rest = _read_body(name, data, version, newer, trailing, offset)
     return Decoded(value, version, prog.newer_than_known, end - offset, rest)
+
+
+def _read_body(name: str, data: Any, version: int, newer: str, trailing: str,
+               offset: int) -> Any:
+    """:func:`read` as ``(program, value, end, trailing bytes)``: the framing layer reads
+    many small bodies per record and builds its own result."""
+    if trailing != "error" and trailing != "allow":
+        _check_trailing(trailing)
+    prog = _CHECKED.get((name, version, newer)) if type(version) is int else None
+    if prog is None:
+        prog = program(name, version, newer=newer)
+    value, end = _decode(prog, data, offset, version)
+    n = len(data) if type(data) is bytes else memoryview(data).nbytes
+    rest = b""
+    if end != n:
+        if trailing != "allow":
+            raise DecodeError(f"{n - end} trailing bytes after the message",
+                              message=prog.name, version=version, offset=end)
+        rest = data[end:] if type(data) is bytes else bytes(memoryview(data).cast("B")[end:])
+    return prog, value, end, rest
 
 
 def decode(name: str, data: Any, version: int, *, newer: str = "error",

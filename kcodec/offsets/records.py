@@ -135,8 +135,13 @@ def _consumer_protocol(schema: str, read: Callable[[bytes], Any]) -> Callable[[b
             raw = read(data)
         except KcodecError as e:
             return Embedded(schema, None, None, None, b"", str(e))
-        return Embedded(raw.schema, raw.version, raw.parsed_version, raw.value, raw.trailing, None)
+        # (tuple.__new__: no Python-level __new__ for the many members of a record)
+        return _tuple(Embedded, (raw.schema, raw.version, raw.parsed_version, raw.value,
+                                 raw.trailing, None))
     return dec
+
+
+_tuple = tuple.__new__
 
 
 # keyed by (protocol type, protocol name); name None applies to every protocol of the type
@@ -175,11 +180,9 @@ def decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]
     dec = protocol_decoder(value.get("protocolType"), value.get("protocol"))
     if dec is None:
         return None
-    out = []
-    for m in value.get("members") or []:
-        out.append({"subscription": dec.subscription(m.get("subscription")),
-                    "assignment": dec.assignment(m.get("assignment"))})
-    return out
+    sub, asg = dec
+    return [{"subscription": sub(m.get("subscription")), "assignment": asg(m.get("assignment"))}
+            for m in value.get("members") or []]
 
 
 # --------------------------------------------------------------------------- decoding
