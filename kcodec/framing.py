@@ -450,7 +450,7 @@ def _read_int16_framed(data: bytes, message: MessageChoice, newer: str, trailing
     version = _I16.unpack_from(data, offset)[0]
     if version < 0:
         return None
-    header = _tuple(FrameHeader, (version, 2, None, None, None))
+    header = _INT16_HEADERS[version] if version < 64 else _tuple(FrameHeader, (version, 2, None, None, None))
     name = message if isinstance(message, str) else message(header)  # type: ignore[operator]
     if name is None:
         return Framed(header, None, version, version, None, False, 2, b"")
@@ -462,6 +462,8 @@ def _read_int16_framed(data: bytes, message: MessageChoice, newer: str, trailing
 
 
 _tuple = tuple.__new__   # a NamedTuple from a full tuple without its Python-level __new__
+_INT16_HEADERS = [FrameHeader(v, 2) for v in range(64)]   # every version Kafka writes, shared
+
 
 
 def write_framed(frame: Frame, message: str, value: dict, version: int, **header: Any) -> bytes:
