@@ -12,7 +12,7 @@ import json
 import uuid as _uuid
 from binascii import b2a_base64
 from json.encoder import encode_basestring
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ._program import (T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8, T_INT16, T_INT32, T_INT64, T_RECORDS,
                        T_STRING, T_STRUCT, T_UINT16, T_UINT32, T_UUID, Program, StructPlan, _copy_default)
@@ -107,18 +107,23 @@ def _field_convs(convs: List[_Conv], sp: StructPlan) -> Tuple[Any, ...]:
                  for f in sp.ordered)
 
 
+def _present(value: Dict[str, Any], steps: Tuple[Any, ...]) -> Iterator[Tuple[Any, Any]]:
+    """``(step, field value)`` for each field the JSON form writes (``step``: key, default,
+    ..., the plan when tagged): a tagged field at its default is left out."""
+    for step in steps:
+        key, default, tagged = step[0], step[1], step[-1]
+        if tagged is not None:
+            v = value.get(key, default)
+            if _is_default(tagged, v):
+                continue
+        else:
+            v = value[key] if key in value else default
+        yield step, v
+
+
 def _struct_conv(sp: StructPlan, steps: Tuple[Any, ...]) -> _Conv:
     def conv(value: Dict[str, Any]) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for key, default, c, tagged in steps:
-            if tagged is not None:
-                v = value.get(key, default)
-                if _is_default(tagged, v):
-                    continue
-            else:
-                v = value[key] if key in value else default
-            out[key] = v if c is None or v is None else c(v)
-        return out
+        return {step[0]: v if step[2] is None or v is None else step[2](v) for step, v in _present(value, steps)}
     return conv
 
 
@@ -170,16 +175,8 @@ def _struct_text(sp: StructPlan, convs: List[_Conv], texts: List[_Conv]) -> _Con
                    f if f.tagged else None) for f in sp.ordered)
 
     def text(value: Dict[str, Any]) -> str:
-        parts = []
-        for key, default, head, tf, tagged in steps:
-            if tagged is not None:
-                v = value.get(key, default)
-                if _is_default(tagged, v):
-                    continue
-            else:
-                v = value[key] if key in value else default
-            parts.append(head + ("null" if v is None else tf(v)))
-        return "{" + ", ".join(parts) + "}"
+        return "{" + ", ".join([step[2] + ("null" if v is None else step[3](v))
+                                for step, v in _present(value, steps)]) + "}"
     return text
 
 

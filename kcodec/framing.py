@@ -374,22 +374,11 @@ class Framed(NamedTuple):
 MessageChoice = Union[None, str, Callable[[FrameHeader], Optional[str]]]
 
 
-_READ: Optional[Callable[..., Any]] = None
-
-
-def _engine_read() -> Callable[..., Any]:
-    """kcodec.read, looked up once: the engine imports this module, so not at import time."""
-    global _READ
-    if _READ is None:
-        from . import read
-        _READ = read
-    return _READ
-
-
 _READ_BODY: Optional[Callable[..., Any]] = None
 
 
 def _engine_read_body() -> Callable[..., Any]:
+    """kcodec's body reader, looked up once: kcodec imports this module, so not at import time."""
     global _READ_BODY
     if _READ_BODY is None:
         from . import _read_body
@@ -411,18 +400,17 @@ def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice 
         f = _read_int16_framed(data, message, newer, trailing, offset)
         if f is not None:
             return f
-    read = _engine_read()
     r = Reader(data, offset, message=message if isinstance(message, str) else None)
     header = frame.read(r)
     name = message(header) if callable(message) else message
-    body = offset + header.size
     if name is None:
         return Framed(header, None, header.version, header.version, None, False,
                       header.size, b"")
-    d = read(name, r.buf, header.version, newer=newer, trailing=trailing, offset=body)
-    parsed = _parsed_version(name, header.version) if d.newer_than_known else header.version
-    return Framed(header, name, header.version, parsed, d.value, d.newer_than_known,
-                  header.size + d.size, d.trailing)
+    prog, value, end, rest = (_READ_BODY or _engine_read_body())(
+        name, r.buf, header.version, newer, trailing, offset + header.size)
+    ntk = prog.newer_than_known
+    parsed = _parsed_version(name, header.version) if ntk else header.version
+    return Framed(header, name, header.version, parsed, value, ntk, end - offset, rest)
 
 
 _PARSED: Dict[Tuple[str, int], int] = {}   # (message, wire version above the newest) -> newest
