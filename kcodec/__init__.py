@@ -116,7 +116,8 @@ def read(name: str, data: Any, version: int, *, newer: str = "error",
     message; ``trailing="allow"`` returns them in ``Decoded.trailing``.
     """
     prog, value, end, rest = _read_body(name, data, version, newer, trailing, offset)
-    return Decoded(value, version, prog.newer_than_known, end - offset, rest)
+    # (tuple.__new__: no Python-level NamedTuple __new__ on this per-record path)
+    return tuple.__new__(Decoded, (value, version, prog.newer_than_known, end - offset, rest))
 
 
 def _read_body(name: str, data: Any, version: int, newer: str, trailing: str,
