@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
 from . import _codec_py, _ext, _numbers
-from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
+from ._kjson import (JsonFragment, from_kafka_json as _from_kjson, to_kafka_json as _to_kjson,
+                     to_kafka_json_text as _to_kjson_text, uuid_from_kafka, uuid_to_kafka)
 from ._columns import slice_heads
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
@@ -26,7 +27,8 @@ from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, K
 __version__ = "0.1.0"
 
 __all__ = [
-    "decode", "read", "encode", "decode_bulk", "to_kafka_json", "from_kafka_json",
+    "decode", "read", "encode", "decode_bulk", "to_kafka_json", "to_kafka_json_text", "JsonFragment",
+    "from_kafka_json",
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
     "read_framed", "write_framed", "KcodecError", "CodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
@@ -113,17 +115,29 @@ def read(name: str, data: Any, version: int, *, newer: str = "error",
     ``trailing="error"`` (default) raises :class:`DecodeError` when bytes remain after the
     message; ``trailing="allow"`` returns them in ``Decoded.trailing``.
     """
-    _check_trailing(trailing)
-    prog = program(name, version, newer=newer)
+    prog, value, end, rest = _read_body(name, data, version, newer, trailing, offset)
+    # (tuple.__new__: no Python-level NamedTuple __new__ on this per-record path)
+    return tuple.__new__(Decoded, (value, version, prog.newer_than_known, end - offset, rest))
+
+
+def _read_body(name: str, data: Any, version: int, newer: str, trailing: str,
+               offset: int) -> Any:
+    """:func:`read` as ``(program, value, end, trailing bytes)``: the framing layer reads
+    many small bodies per record and builds its own result."""
+    if trailing != "error" and trailing != "allow":
+        _check_trailing(trailing)
+    prog = _CHECKED.get((name, version, newer)) if type(version) is int else None
+    if prog is None:
+        prog = program(name, version, newer=newer)
     value, end = _decode(prog, data, offset, version)
-    mv = memoryview(data)
+    n = len(data) if type(data) is bytes else memoryview(data).nbytes
     rest = b""
-    if end != mv.nbytes:
+    if end != n:
         if trailing != "allow":
-            raise DecodeError(f"{mv.nbytes - end} trailing bytes after the message",
+            raise DecodeError(f"{n - end} trailing bytes after the message",
                               message=prog.name, version=version, offset=end)
-        rest = bytes(mv.cast("B")[end:])
-    return Decoded(value, version, prog.newer_than_known, end - offset, rest)
+        rest = data[end:] if type(data) is bytes else bytes(memoryview(data).cast("B")[end:])
+    return prog, value, end, rest
 
 
 def decode(name: str, data: Any, version: int, *, newer: str = "error",
@@ -155,6 +169,14 @@ def to_kafka_json(name: str, value: Dict[str, Any], version: int) -> Dict[str, A
     """Kafka's JsonConverter form of a decoded value (bytes base64, uuid base64url,
     tagged fields at their default omitted, unknown tagged fields dropped)."""
     return _to_kjson(program(name, version, newer="latest"), value)
+
+
+def to_kafka_json_text(name: str, value: Dict[str, Any], version: int) -> str:
+    """The text of ``json.dumps(to_kafka_json(name, value, version), ensure_ascii=False)``,
+    written without building the JSON objects.  A ``bytes`` field may hold a
+    :class:`JsonFragment` (JSON text already rendered, e.g. a decoded embedded payload),
+    which is placed as is."""
+    return _to_kjson_text(program(name, version, newer="latest"), value)
 
 
 def from_kafka_json(name: str, obj: Dict[str, Any], version: int) -> Dict[str, Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import struct
 import uuid as _uuid
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple, Union
 
 from .errors import DecodeError, EncodeError
 
@@ -374,16 +374,16 @@ class Framed(NamedTuple):
 MessageChoice = Union[None, str, Callable[[FrameHeader], Optional[str]]]
 
 
-_READ: Optional[Callable[..., Any]] = None
+_READ_BODY: Optional[Callable[..., Any]] = None
 
 
-def _engine_read() -> Callable[..., Any]:
-    """kcodec.read, looked up once: the engine imports this module, so not at import time."""
-    global _READ
-    if _READ is None:
-        from . import read
-        _READ = read
-    return _READ
+def _engine_read_body() -> Callable[..., Any]:
+    """kcodec's body reader, looked up once: kcodec imports this module, so not at import time."""
+    global _READ_BODY
+    if _READ_BODY is None:
+        from . import _read_body
+        _READ_BODY = _read_body
+    return _READ_BODY
 
 
 def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice = None, *,
@@ -396,21 +396,62 @@ def read_framed(data: Any, frame: Frame = INT16_VERSION, message: MessageChoice 
     ``"error"`` raises :class:`~kcodec.errors.UnsupportedVersionError`.  Byte offsets
     in errors are offsets in ``data``.
     """
-    read = _engine_read()
+    if frame is INT16_VERSION and message is not None and type(data) is bytes:
+        f = _read_int16_framed(data, message, newer, trailing, offset)
+        if f is not None:
+            return f
     r = Reader(data, offset, message=message if isinstance(message, str) else None)
     header = frame.read(r)
     name = message(header) if callable(message) else message
-    body = offset + header.size
     if name is None:
         return Framed(header, None, header.version, header.version, None, False,
                       header.size, b"")
-    d = read(name, r.buf, header.version, newer=newer, trailing=trailing, offset=body)
-    parsed = header.version
-    if d.newer_than_known:
+    prog, value, end, rest = (_READ_BODY or _engine_read_body())(
+        name, r.buf, header.version, newer, trailing, offset + header.size)
+    ntk = prog.newer_than_known
+    parsed = _parsed_version(name, header.version) if ntk else header.version
+    return Framed(header, name, header.version, parsed, value, ntk, end - offset, rest)
+
+
+_PARSED: Dict[Tuple[str, int], int] = {}   # (message, wire version above the newest) -> newest
+
+
+def _parsed_version(name: str, version: int) -> int:
+    """The layout a body of ``name`` at ``version`` is read with (newer: the newest)."""
+    parsed = _PARSED.get((name, version))
+    if parsed is None:
         from . import spec
-        parsed = min(parsed, spec(name).valid_versions.highest)
-    return Framed(header, name, header.version, parsed, d.value, d.newer_than_known,
-                  header.size + d.size, d.trailing)
+        parsed = min(version, spec(name).valid_versions.highest)
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        _PARSED[(name, version)] = parsed
+    return parsed
+
+
+def _read_int16_framed(data: bytes, message: MessageChoice, newer: str, trailing: str,
+                       offset: int) -> Optional[Framed]:
+    """The common case of :func:`read_framed` (an int16 version then a body, in bytes)
+    without a :class:`Reader`: many small embedded payloads per record come this way.
+    None when the header is not plainly readable; the general path then words the error."""
+    if offset < 0 or len(data) - offset < 2:
+        return None
+    version = _I16.unpack_from(data, offset)[0]
+    if version < 0:
+        return None
+    header = _INT16_HEADERS[version] if version < 64 else _tuple(FrameHeader, (version, 2, None, None, None))
+    name = message if isinstance(message, str) else message(header)  # type: ignore[operator]
+    if name is None:
+        return Framed(header, None, version, version, None, False, 2, b"")
+    prog, value, end, rest = (_READ_BODY or _engine_read_body())(name, data, version, newer, trailing,
+                                                                 offset + 2)
+    newer_than_known = prog.newer_than_known
+    parsed = _parsed_version(name, version) if newer_than_known else version
+    return _tuple(Framed, (header, name, version, parsed, value, newer_than_known, end - offset, rest))
+
+
+_tuple = tuple.__new__   # a NamedTuple from a full tuple without its Python-level __new__
+_INT16_HEADERS = [FrameHeader(v, 2) for v in range(64)]   # every version Kafka writes, shared
+
 
 
 def write_framed(frame: Frame, message: str, value: dict, version: int, **header: Any) -> bytes:

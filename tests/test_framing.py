@@ -4,7 +4,7 @@ import uuid
 import pytest
 
 import kcodec
-from kcodec.errors import DecodeError, EncodeError, UnsupportedVersionError
+from kcodec.errors import DecodeError, EncodeError, KcodecError, UnsupportedVersionError
 from kcodec.framing import (INT16_VERSION, KRAFT_RECORD, Reader, VersionPrefix, Writer,
                             read_framed, write_framed)
 
@@ -88,3 +88,29 @@ def test_reader_errors_name_path_and_offset():
         Writer().int16(70000, "x")
     with pytest.raises(EncodeError):
         Writer().uvarint(-1)
+
+
+def _outcome(data, *args, **kw):
+    try:
+        return read_framed(data, *args, **kw)
+    except KcodecError as e:
+        return (type(e), str(e), e.path, e.offset, e.version)
+
+
+@pytest.mark.parametrize("newer", ["error", "latest"])
+@pytest.mark.parametrize("trailing", ["error", "allow"])
+def test_bytes_take_the_short_path_with_the_same_results(newer, trailing):
+    # bytes are read without a Reader; every other buffer type goes the general way:
+    # both must give the same Framed, or the same error, field path and byte offset
+    good = write_framed(INT16_VERSION, "OffsetCommitValue", {"offset": 7, "metadata": "m"}, 3)
+    cases = [good, good + b"xy", good[:-3], b"", b"\x00", b"\xff\xfe" + good[2:], b"\x00\x09" + good[2:],
+             b"\x7f\xff" + good[2:], b"\x00\x00" + good[2:]]
+    for data in cases:
+        for msg in ("OffsetCommitValue", lambda h: "OffsetCommitValue", lambda h: None):
+            for offset in (0, 1):
+                want = _outcome(bytearray(data), INT16_VERSION, msg, newer=newer, trailing=trailing,
+                                offset=offset)
+                got = _outcome(data, INT16_VERSION, msg, newer=newer, trailing=trailing, offset=offset)
+                assert got == want
+                assert _outcome(memoryview(data), INT16_VERSION, msg, newer=newer,
+                                trailing=trailing, offset=offset) == want

@@ -81,7 +81,11 @@ def _read_raw(data: Any, name: str) -> RawMessage:
     # Kafka's ConsumerProtocol: a prefix above the newest known version is read with the
     # newest layout, and whatever follows the body is ignored
     f = read_framed(data, INT16_VERSION, name, newer="latest", trailing="allow")
-    return RawMessage(name, f.version, f.parsed_version, f.value, f.trailing)  # type: ignore[arg-type]
+    # (tuple.__new__: a group metadata record holds many of these; no Python-level __new__)
+    return _tuple(RawMessage, (name, f.version, f.parsed_version, f.value, f.trailing))
+
+
+_tuple = tuple.__new__
 
 
 def read_subscription_raw(data: bytes) -> RawMessage:

@@ -27,6 +27,9 @@ its values are read with ``LegacyOffsetCommitValue`` at version 0 and with
 from __future__ import annotations
 
 import base64
+import json
+import struct
+from json.encoder import encode_basestring
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import kcodec
@@ -36,12 +39,13 @@ from kcodec.framing import INT16_VERSION, Reader, read_framed
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "record_types",
-    "register_protocol_decoder", "protocol_decoder", "to_json", "unknown_tagged_fields",
+    "register_protocol_decoder", "protocol_decoder", "to_json", "to_json_text", "unknown_tagged_fields",
     "UNKNOWN_TAGS_KEY",
 ]
 
 UNKNOWN_TAGS_KEY = "_unknown_tagged_fields"
 _FOLDER = "group-coordinator"
+_I16 = struct.Struct(">h")
 
 
 class Embedded(NamedTuple):
@@ -135,8 +139,13 @@ def _consumer_protocol(schema: str, read: Callable[[bytes], Any]) -> Callable[[b
             raw = read(data)
         except KcodecError as e:
             return Embedded(schema, None, None, None, b"", str(e))
-        return Embedded(raw.schema, raw.version, raw.parsed_version, raw.value, raw.trailing, None)
+        # (tuple.__new__: no Python-level __new__ for the many members of a record)
+        return _tuple(Embedded, (raw.schema, raw.version, raw.parsed_version, raw.value,
+                                 raw.trailing, None))
     return dec
+
+
+_tuple = tuple.__new__
 
 
 # keyed by (protocol type, protocol name); name None applies to every protocol of the type
@@ -145,6 +154,7 @@ _PROTOCOLS: Dict[Tuple[str, Optional[str]], ProtocolDecoder] = {
         _consumer_protocol("ConsumerProtocolSubscription", consumer_protocol.read_subscription_raw),
         _consumer_protocol("ConsumerProtocolAssignment", consumer_protocol.read_assignment_raw)),
 }
+
 
 
 def register_protocol_decoder(protocol_type: str, subscription: Callable[[bytes], Embedded],
@@ -175,17 +185,17 @@ def decode_members(value: Dict[str, Any]) -> Optional[List[Dict[str, Embedded]]]
     dec = protocol_decoder(value.get("protocolType"), value.get("protocol"))
     if dec is None:
         return None
-    out = []
-    for m in value.get("members") or []:
-        out.append({"subscription": dec.subscription(m.get("subscription")),
-                    "assignment": dec.assignment(m.get("assignment"))})
-    return out
+    sub, asg = dec
+    return [{"subscription": sub(m.get("subscription")), "assignment": asg(m.get("assignment"))}
+            for m in value.get("members") or []]
 
 
 # --------------------------------------------------------------------------- decoding
 
 def _record_type(key: Optional[bytes]) -> int:
     """The key's int16 record type (:class:`DecodeError` when the key is too short)."""
+    if type(key) is bytes and len(key) >= 2:
+        return _I16.unpack_from(key)[0]
     return Reader(key or b"", message="CoordinatorRecordKey").int16("type")
 
 
@@ -245,8 +255,8 @@ def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") 
         return OffsetsRecord(rtype, info.name, k, _peek_version(value), None, False, False, False,
                              key, value, None, f"value: {e}")
     members = decode_members(f.value) if info.value == "GroupMetadataValue" else None  # type: ignore[arg-type]
-    return OffsetsRecord(rtype, info.name, k, f.version, f.value, False, False, f.newer_than_known,
-                         key, value, members, None)
+    return _tuple(OffsetsRecord, (rtype, info.name, k, f.version, f.value, False, False,
+                                  f.newer_than_known, key, value, members, None))
 
 
 # --------------------------------------------------------------------------- JSON
@@ -255,8 +265,33 @@ def _b64(b: Optional[bytes]) -> Optional[str]:
     return None if b is None else base64.b64encode(b).decode("ascii")
 
 
+_CONTAINERS = (dict, list)
+
+
+def _any_unknown_tags(value: Any) -> bool:
+    # the usual answer is no: find it without building paths (every record dumped asks)
+    todo = [value]
+    pop, push = todo.pop, todo.append
+    while todo:
+        v = pop()
+        if isinstance(v, dict):
+            if v.get(UNKNOWN_TAGS_KEY):
+                return True
+            items: Any = v.values()
+        elif isinstance(v, list):
+            items = v
+        else:
+            continue
+        for x in items:
+            if isinstance(x, _CONTAINERS):
+                push(x)
+    return False
+
+
 def unknown_tagged_fields(value: Any, path: str = "") -> List[Tuple[str, int, bytes]]:
     """Every unknown tagged field in a decoded value: ``(path, tag, payload)``."""
+    if not path and not _any_unknown_tags(value):
+        return []
     out: List[Tuple[str, int, bytes]] = []
     if isinstance(value, dict):
         for tag, data in value.get(UNKNOWN_TAGS_KEY) or []:
@@ -275,6 +310,59 @@ def _embedded_json(e: Embedded, raw: Optional[bytes]) -> Any:
     if e.value is None or e.schema is None:
         return _b64(raw)   # as kafka-dump-log: keep the bytes when they do not decode
     return kcodec.to_kafka_json(e.schema, e.value, e.parsed_version)  # type: ignore[arg-type]
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode   # json.dumps(x, ensure_ascii=False)
+
+
+def _text(v: Any) -> str:
+    return encode_basestring(v) if type(v) is str else _dumps(v)
+
+
+def _embedded_text(e: Embedded, raw: Optional[bytes]) -> kcodec.JsonFragment:
+    if e.value is None or e.schema is None:
+        return kcodec.JsonFragment(_text(_b64(raw)))
+    return kcodec.JsonFragment(kcodec.to_kafka_json_text(e.schema, e.value, e.parsed_version))  # type: ignore[arg-type]
+
+
+def to_json_text(rec: OffsetsRecord) -> str:
+    """``json.dumps(to_json(rec), ensure_ascii=False)``, written without building the JSON
+    objects (what ``offsets dump`` prints for records it decodes one by one)."""
+    rt = _text(str(rec.record_type))
+    if rec.key is not None and rec.type_name is not None:
+        info = record_types()[rec.record_type]
+        key = '{"type": ' + rt + ', "data": ' + kcodec.to_kafka_json_text(info.key, rec.key, 0) + "}"
+    else:
+        key = '{"type": ' + rt + ', "raw": ' + _text(_b64(rec.key_bytes)) + "}"
+    utf: List[Tuple[str, int, bytes]] = []
+    if rec.tombstone:
+        payload = "null"
+    elif rec.value is not None:
+        schema = _value_schema(rec.record_type, record_types()[rec.record_type], rec.value_version)  # type: ignore[arg-type]
+        value = rec.value
+        members = value.get("members")
+        if rec.members is not None and members:
+            # the members' embedded payloads, rendered, in place of their bytes
+            done = [dict(m, subscription=_embedded_text(emb["subscription"], m.get("subscription")),
+                         assignment=_embedded_text(emb["assignment"], m.get("assignment")))
+                    for m, emb in zip(members, rec.members)]
+            value = dict(value, members=done + list(members[len(done):]))
+        data = kcodec.to_kafka_json_text(schema, value, rec.value_version)  # type: ignore[arg-type]
+        payload = '{"version": ' + _text(str(rec.value_version)) + ', "data": ' + data + "}"
+        utf = unknown_tagged_fields(rec.value)
+    else:
+        payload = ('{"version": ' + ("null" if rec.value_version is None else _text(str(rec.value_version)))
+                   + ', "raw": ' + _text(_b64(rec.value_bytes)) + "}")
+    out = '{"type_name": ' + _text(rec.type_name) + ', "key": ' + key + ', "payload": ' + payload
+    if utf:
+        out += ', "unknown_tagged_fields": ' + _dumps([{"path": p, "tag": t, "data": _b64(d)} for p, t, d in utf])
+    if rec.unknown:
+        out += ', "unknown": true'
+    if rec.newer_than_known:
+        out += ', "newer_than_known": true'
+    if rec.error:
+        out += ', "error": ' + _text(rec.error)
+    return out + "}"
 
 
 def to_json(rec: OffsetsRecord) -> Dict[str, Any]:
