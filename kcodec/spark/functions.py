@@ -59,7 +59,7 @@ def _offsets_udf(mode: str, record_types: Any = None) -> Any:
     typ = K.offsets_type(rts)
 
     def f(key: pa.Array, value: pa.Array) -> pa.Array:
-        return for_spark(K.decode_offsets(key, value, mode=mode, record_types=rts), arrow_type=typ)
+        return K.decode_offsets(key, value, mode=mode, record_types=rts, spark=True)
     return _arrow_udf(f, offsets_schema(rts), 2)
 
 
