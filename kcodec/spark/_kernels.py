@@ -5,7 +5,9 @@ path (every known record type at a known version, and any one message at a fixed
 version) goes through the C bulk decoder :func:`kcodec.arrow.decode`, one pass per
 (type, version) that reads its own rows in place (``select``) and leaves the others
 null, so the passes' full-length columns make the result without gathering or
-scattering rows; version-prefix reading is NumPy over the Arrow buffers, with no Python
+scattering rows; each pass is shaped once into the result's type (the union of the
+message's versions, in Spark's types for the column functions) by plans built once per
+layout; version prefixes are read in place (:func:`kcodec.slice_heads`), with no Python
 object per row.  Rows the bulk path cannot take as they are (other record
 types, version-prefix anomalies, rows the bulk decoder flags) are decoded one by one by
 the single-record APIs (:func:`kcodec.offsets.decode_record`,
@@ -103,11 +105,9 @@ def _fail(what: str, rows: np.ndarray, errors: pa.Array, *inputs: pa.Array) -> N
                         f"[{', '.join(ctx)}]")
 
 
-def _struct_of(batch: pa.RecordBatch, drop_error: bool = True, valid: Optional[np.ndarray] = None) -> pa.StructArray:
-    """The batch's columns as one struct column (``valid``: the rows that are not null)."""
-    names = [n for n in batch.schema.names if not (drop_error and n == ERROR)]
-    mask = None if valid is None or valid.all() else _ka.from_numpy(~valid)
-    return pa.StructArray.from_arrays([batch.column(n) for n in names], names=names, mask=mask)
+def _struct_of(batch: pa.RecordBatch) -> pa.StructArray:
+    """The batch's columns (``_error`` included) as one struct column."""
+    return pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)
 
 
 # --------------------------------------------------------------------------- any message
@@ -128,7 +128,7 @@ def decode_message(values: Any, name: str, version: int, *, newer: str = "error"
     err = b.column(ERROR)
     if mode == FAILFAST and err.null_count < len(err):
         _fail(f"{name} v{version}", np.flatnonzero(_valid(err)), err, values)
-    return _struct_of(b, drop_error=False)
+    return _struct_of(b)
 
 
 def _to_value(v: Any, t: pa.DataType) -> Any:

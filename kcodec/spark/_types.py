@@ -3,9 +3,13 @@
 kcodec's Arrow decoder (:mod:`kcodec.arrow`) keeps Kafka's types exactly: ``uint16`` /
 ``uint32`` as unsigned Arrow integers and ``uuid`` as ``fixed_size_binary(16)``.  Spark has
 neither unsigned integers nor fixed-size binary, so every array leaving kcodec for Spark
-goes through :func:`for_spark`: one vectorised ``pyarrow`` cast to the widened type
-(``uint16`` -> ``int32``, ``uint32`` -> ``int64``, ``fixed_size_binary`` -> ``binary``,
-large variants -> regular), never a loop over rows.
+has the widened type (``uint16`` -> ``int32``, ``uint32`` -> ``int64``,
+``fixed_size_binary`` -> ``binary``, large variants -> regular, list items named
+``element``), through vectorised ``pyarrow`` casts of the leaves, never a loop over rows.
+
+The same shaping plans (:func:`shaper`, :func:`shape`) also give every version of a
+message the columns of the union of its versions (:func:`union_type`): the kernels shape
+each decoder pass straight into the type they return, Kafka's or Spark's, in one rebuild.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "conform"]
+__all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "shaper", "shape", "shape_columns"]
 
 
 _BY_ID: "dict[tuple[int, bool], tuple[pa.DataType, pa.DataType]]" = {}
@@ -173,7 +177,7 @@ def _kids(child: Any, n: int, plan: Any) -> "list[pa.Array]":
         if i >= 0:
             out.append(shape(child(i), sub))
         elif i == -2:
-            out.append(_no_tags(n, f.type, None, (id(plan), f.name)))
+            out.append(_no_tags(n, f.type, (id(plan), f.name)))
         else:
             out.append(nulls(n, f.type, (id(plan), f.name)))
     return out
@@ -220,54 +224,17 @@ def union_type(types: "list[pa.StructType]") -> pa.StructType:
     return pa.struct(out)
 
 
-def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """``arr`` (a struct/list array of one message version) reshaped to ``target`` (a
-    :func:`union_type`): missing fields become nulls; vectorised, recursive."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type == target:      # one deep comparison in C++ is far cheaper than a rebuild
-        return arr
-    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
-        have = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
-        children = [_no_tags(len(arr), f.type, arr.field(have[f.name]) if f.name in have else None)
-                    if f.name == UNKNOWN_TAGS else
-                    conform(arr.field(have[f.name]), f.type) if f.name in have else nulls(len(arr), f.type)
-                    for f in target]
-        mask = arr.is_null() if arr.null_count else None
-        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-    if pa.types.is_list(target) and pa.types.is_list(arr.type):
-        start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
-        offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
-        values = conform(arr.values.slice(start, end - start), target.value_type)
-        mask = arr.is_null() if arr.null_count else None
-        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
-    return arr if arr.type == target else arr.cast(target)
-
-
 UNKNOWN_TAGS = "_unknown_tagged_fields"
 
 
-def _no_tags(n: int, t: pa.DataType, arr: "pa.Array | None", key: "tuple[Any, ...] | None" = None) -> pa.Array:
-    """Unknown tagged fields as an empty list, never null, whatever version a row came
-    from (a version without tagged fields has none), so all paths give the same rows."""
-    if arr is None:
-        k = None if key is None else (n, "no-tags") + key
-        got = _NULLS.get(k) if k is not None else None
-        if got is None:
-            got = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], t.value_type), type=t)
-            if k is not None:
-                if len(_NULLS) > 1024:
-                    _NULLS.clear()
-                _NULLS[k] = got
-        return got
-    if arr.type == t:
-        # The decoder sets the list on every struct it decodes: a null here sits under a
-        # null parent, where nobody reads it.
-        return arr
-    start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
-    offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
-    values = arr.values.slice(start, end - start)
-    if values.type != t.value_type:
-        values = pa.StructArray.from_arrays([values.field(i) for i in range(values.type.num_fields)],
-                                            fields=list(t.value_type))
-    return pa.ListArray.from_arrays(offsets, values, type=t)
+def _no_tags(n: int, t: pa.DataType, key: "tuple[Any, ...]") -> pa.Array:
+    """Unknown tagged fields of rows from a version without them: an empty list, never
+    null (a version without tagged fields has none), so all paths give the same rows."""
+    k = (n, "no-tags") + key
+    got = _NULLS.get(k)
+    if got is None:
+        if len(_NULLS) > 1024:
+            _NULLS.clear()
+        got = _NULLS[k] = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
+                                                   pa.array([], t.value_type), type=t)
+    return got
