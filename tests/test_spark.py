@@ -93,6 +93,27 @@ def test_offsets_kernel_equals_single_record_api(binary, record_types):
 
 
 @needs_fixtures
+@pytest.mark.parametrize("record_types", _SELECTIONS, ids=["default", "all", "commits", "kip848"])
+def test_offsets_kernel_builds_spark_types_directly(record_types):
+    # spark=True is the column function's path: Spark's types built as the rows are
+    # shaped, not cast afterwards; same rows (bad ones and the exact path's included)
+    _, _, bad = _bad_rows()
+    pairs = _fixture_pairs() + bad
+    keys, vals = pa.array([k for k, _ in pairs], pa.large_binary()), pa.array([v for _, v in pairs], pa.binary())
+    got = K.decode_offsets(keys, vals, record_types=record_types, spark=True)
+    assert got.type == spark_arrow_type(K.offsets_type(record_types), nullable_top=True)
+    assert got.to_pylist() == _expected_offsets(pairs, record_types)
+    assert for_spark(K.decode_offsets(keys, vals, record_types=record_types)).equals(got)
+    # a batch of one record type, and one slice of a batch
+    one = [i for i, (k, _) in enumerate(pairs) if k and k[:2] == b"\x00\x01"]
+    sub = pa.array([pairs[i][0] for i in one]), pa.array([pairs[i][1] for i in one])
+    assert (K.decode_offsets(*sub, record_types=record_types, spark=True).to_pylist()
+            == _expected_offsets([pairs[i] for i in one], record_types))
+    assert (K.decode_offsets(keys.slice(7, 40), vals.slice(7, 40), record_types=record_types, spark=True)
+            .to_pylist() == _expected_offsets(pairs[7:47], record_types))
+
+
+@needs_fixtures
 def test_offsets_record_types_choose_value_structs_and_keep_every_row():
     pairs = _fixture_pairs()
     keys = pa.array([k for k, _ in pairs], pa.binary())

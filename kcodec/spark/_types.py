@@ -3,9 +3,13 @@
 kcodec's Arrow decoder (:mod:`kcodec.arrow`) keeps Kafka's types exactly: ``uint16`` /
 ``uint32`` as unsigned Arrow integers and ``uuid`` as ``fixed_size_binary(16)``.  Spark has
 neither unsigned integers nor fixed-size binary, so every array leaving kcodec for Spark
-goes through :func:`for_spark`: one vectorised ``pyarrow`` cast to the widened type
-(``uint16`` -> ``int32``, ``uint32`` -> ``int64``, ``fixed_size_binary`` -> ``binary``,
-large variants -> regular), never a loop over rows.
+has the widened type (``uint16`` -> ``int32``, ``uint32`` -> ``int64``,
+``fixed_size_binary`` -> ``binary``, large variants -> regular, list items named
+``element``), through vectorised ``pyarrow`` casts of the leaves, never a loop over rows.
+
+The same shaping plans (:func:`shaper`, :func:`shape`) also give every version of a
+message the columns of the union of its versions (:func:`union_type`): the kernels shape
+each decoder pass straight into the type they return, Kafka's or Spark's, in one rebuild.
 """
 from __future__ import annotations
 
@@ -14,10 +18,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "conform"]
+__all__ = ["spark_arrow_type", "spark_type", "for_spark", "union_type", "shaper", "shape", "shape_columns"]
 
 
 _BY_ID: "dict[tuple[int, bool], tuple[pa.DataType, pa.DataType]]" = {}
+_RECENT: "list[pa.DataType]" = []
 
 
 def _spark_arrow_type_cached(t: pa.DataType, nullable_top: bool) -> pa.DataType:
@@ -80,27 +85,102 @@ def for_spark(arr: pa.Array, nullable_top: bool = True, arrow_type: "pa.DataType
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     # arrow_type: the (equal) type object the kernel built ``arr`` from, for the cache
-    target = _spark_arrow_type_cached(arrow_type if arrow_type is not None else arr.type, nullable_top)
-    return _relabel(arr, target, (id(target),) if arrow_type is not None else None)
+    src = arrow_type if arrow_type is not None else _known(arr.type)
+    target = _spark_arrow_type_cached(src, nullable_top)
+    return shape(arr, shaper(src, target))
 
 
-def _relabel(arr: pa.Array, target: pa.DataType, key: "tuple[Any, ...] | None" = None) -> pa.Array:
-    if arr.type == target:
+def _known(t: pa.DataType) -> pa.DataType:
+    """One object per distinct type among those seen last (``arr.type`` is a new object on
+    every access; the shaping caches key by identity)."""
+    for have in _RECENT:
+        if have == t:
+            return have
+    _RECENT.insert(0, t)
+    del _RECENT[8:]
+    return t
+
+
+# ------------------------------------------------------------------ shaping plans
+#
+# A plan turns an array of one Arrow type into another with the same values: fields the
+# source lacks become nulls (or, for unknown tagged fields, empty lists), fields are
+# reordered and renamed, leaves cast.  Plans are built once per (source, target) pair of
+# type objects and kept, so a batch costs one rebuild per node that differs and nothing
+# for subtrees that already match.
+
+_PLANS: "dict[tuple[int, int], tuple[pa.DataType, pa.DataType, Any]]" = {}
+
+
+def shaper(src: pa.DataType, dst: pa.DataType) -> Any:
+    """The plan (see :func:`shape`) from ``src`` to ``dst``, cached by the type objects'
+    identity (pass the same objects every batch)."""
+    k = (id(src), id(dst))
+    hit = _PLANS.get(k)
+    if hit is not None and hit[0] is src and hit[1] is dst:
+        return hit[2]
+    plan = _plan(src, dst, top=True)
+    if len(_PLANS) > 4096:
+        _PLANS.clear()
+        _NULLS.clear()      # its keys name plans by id
+    _PLANS[k] = (src, dst, plan)
+    return plan
+
+
+def _plan(src: pa.DataType, dst: pa.DataType, top: bool = False) -> Any:
+    if not top and src == dst:
+        return None
+    if pa.types.is_struct(dst) and pa.types.is_struct(src):
+        have = {src.field(i).name: i for i in range(src.num_fields)}
+        kids = []
+        for f in dst:
+            i = have.get(f.name, -1)
+            if i >= 0:
+                kids.append((i, _plan(src.field(i).type, f.type)))
+            else:
+                kids.append((-2 if f.name == UNKNOWN_TAGS else -1, None))
+        return ("struct", dst, list(dst), kids)
+    if pa.types.is_list(dst) and pa.types.is_list(src):
+        return ("list", dst, _plan(src.value_type, dst.value_type))
+    return ("cast", dst)
+
+
+def shape(arr: pa.Array, plan: Any) -> pa.Array:
+    """``arr`` rebuilt by ``plan`` (from :func:`shaper`)."""
+    if plan is None:
         return arr
-    if arr.null_count == len(arr):       # e.g. the value struct of a record type the batch lacks
-        return nulls(len(arr), target, key)
-    mask = arr.is_null() if arr.null_count else None
-    if pa.types.is_struct(target):
-        return pa.StructArray.from_arrays(
-            [_relabel(arr.field(i), f.type, None if key is None else key + (i,)) for i, f in enumerate(target)],
-            fields=list(target), mask=mask)
-    if pa.types.is_list(target):
-        start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
-        offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type)).cast(pa.int32())
-        values = _relabel(arr.values.slice(start, end - start), target.value_type,
-                          None if key is None else key + ("item",))
-        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
-    return arr.cast(target)
+    kind, dst = plan[0], plan[1]
+    n = len(arr)
+    nc = arr.null_count
+    if n and nc == n:        # e.g. the value struct of a record type the batch lacks
+        return nulls(n, dst, (id(plan),))
+    if kind == "cast":
+        return arr.cast(dst)
+    mask = arr.is_null() if nc else None
+    if kind == "list":
+        return pa.ListArray.from_arrays(arr.offsets, shape(arr.values, plan[2]), type=dst, mask=mask)
+    return pa.StructArray.from_arrays(_kids(arr.field, n, plan), fields=plan[2], mask=mask)
+
+
+def shape_columns(batch: pa.RecordBatch, plan: Any, valid: "np.ndarray | None" = None) -> pa.StructArray:
+    """The columns of ``batch`` (laid out as the plan's source struct) as one struct array
+    shaped by ``plan``; ``valid``: the rows that are not null."""
+    n = batch.num_rows
+    mask = None if valid is None or valid.all() else pa.Array.from_buffers(
+        pa.bool_(), n, [None, pa.py_buffer(np.packbits(~valid, bitorder="little"))])
+    return pa.StructArray.from_arrays(_kids(batch.column, n, plan), fields=plan[2], mask=mask)
+
+
+def _kids(child: Any, n: int, plan: Any) -> "list[pa.Array]":
+    out = []
+    for (i, sub), f in zip(plan[3], plan[2]):
+        if i >= 0:
+            out.append(shape(child(i), sub))
+        elif i == -2:
+            out.append(_no_tags(n, f.type, (id(plan), f.name)))
+        else:
+            out.append(nulls(n, f.type, (id(plan), f.name)))
+    return out
 
 
 _NULLS: "dict[tuple[Any, ...], pa.Array]" = {}
@@ -144,46 +224,17 @@ def union_type(types: "list[pa.StructType]") -> pa.StructType:
     return pa.struct(out)
 
 
-def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """``arr`` (a struct/list array of one message version) reshaped to ``target`` (a
-    :func:`union_type`): missing fields become nulls; vectorised, recursive."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type == target:      # one deep comparison in C++ is far cheaper than a rebuild
-        return arr
-    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
-        have = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
-        children = [_no_tags(len(arr), f.type, arr.field(have[f.name]) if f.name in have else None)
-                    if f.name == UNKNOWN_TAGS else
-                    conform(arr.field(have[f.name]), f.type) if f.name in have else nulls(len(arr), f.type)
-                    for f in target]
-        mask = arr.is_null() if arr.null_count else None
-        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-    if pa.types.is_list(target) and pa.types.is_list(arr.type):
-        start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
-        offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
-        values = conform(arr.values.slice(start, end - start), target.value_type)
-        mask = arr.is_null() if arr.null_count else None
-        return pa.ListArray.from_arrays(offsets, values, type=target, mask=mask)
-    return arr if arr.type == target else arr.cast(target)
-
-
 UNKNOWN_TAGS = "_unknown_tagged_fields"
 
 
-def _no_tags(n: int, t: pa.DataType, arr: "pa.Array | None") -> pa.Array:
-    """Unknown tagged fields as an empty list, never null, whatever version a row came
-    from (a version without tagged fields has none), so all paths give the same rows."""
-    if arr is None:
-        return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], t.value_type), type=t)
-    if arr.type == t:
-        # The decoder sets the list on every struct it decodes: a null here sits under a
-        # null parent, where nobody reads it.
-        return arr
-    start, end = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
-    offsets = pa.compute.subtract(arr.offsets, pa.scalar(start, arr.offsets.type))
-    values = arr.values.slice(start, end - start)
-    if values.type != t.value_type:
-        values = pa.StructArray.from_arrays([values.field(i) for i in range(values.type.num_fields)],
-                                            fields=list(t.value_type))
-    return pa.ListArray.from_arrays(offsets, values, type=t)
+def _no_tags(n: int, t: pa.DataType, key: "tuple[Any, ...]") -> pa.Array:
+    """Unknown tagged fields of rows from a version without them: an empty list, never
+    null (a version without tagged fields has none), so all paths give the same rows."""
+    k = (n, "no-tags") + key
+    got = _NULLS.get(k)
+    if got is None:
+        if len(_NULLS) > 1024:
+            _NULLS.clear()
+        got = _NULLS[k] = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
+                                                   pa.array([], t.value_type), type=t)
+    return got

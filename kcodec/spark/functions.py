@@ -56,10 +56,10 @@ def kafka_message_schema(name: str, version: int, newer: str = "error") -> Any:
 
 def _offsets_udf(mode: str, record_types: Any = None) -> Any:
     rts = K._selected(record_types)     # checks the names here, on the driver
-    typ = K.offsets_type(rts)
 
     def f(key: pa.Array, value: pa.Array) -> pa.Array:
-        return for_spark(K.decode_offsets(key, value, mode=mode, record_types=rts), arrow_type=typ)
+        # built in Spark's types as it is decoded (no cast of the result afterwards)
+        return K.decode_offsets(key, value, mode=mode, record_types=rts, spark=True)
     return _arrow_udf(f, offsets_schema(rts), 2)
 
 
