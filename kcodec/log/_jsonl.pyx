@@ -350,55 +350,70 @@ cdef class _Tokens:
         return 0
 
 
-def json_texts(list objs, Py_ssize_t skip=0, str end=""):
-    """Each object's ``json.dumps(obj, ensure_ascii=False)`` text (the same bytes, UTF-8)
-    less its first ``skip`` bytes, followed by ``end``, one after another: ``(offsets,
-    data)``, ``offsets`` (int32, one more than ``objs``) delimiting each text in
-    ``data``, as write_lines' ``"raw"`` columns take them; None past int32 offsets.
-    Exact dicts (str keys), lists, tuples, str, int, bool and None are written by
-    csrc/kc_jsonl.c; any other object by json.dumps itself."""
-    import json
-    cdef bytes endb = end.encode()
-    cdef Py_ssize_t n = len(objs), i, m
-    cdef int64_t used = 0, wrote = 0, room, cap
-    cdef int rc
-    cdef _Tokens toks
-    cdef char *buf
-    offs = np.zeros(n + 1, np.int64)
-    cdef int64_t[::1] ov = offs
-    out = PyByteArray_FromStringAndSize(NULL, 1024)
-    for i in range(n):
-        o = objs[i]
-        toks = _Tokens()
+cdef class JsonTexts:
+    """Objects' ``json.dumps(obj, ensure_ascii=False)`` texts (the same bytes, UTF-8), each
+    less its first ``skip`` bytes and followed by ``end``, one after another in one
+    buffer, as write_lines' ``"raw"`` columns take them.  Exact dicts (str keys), lists,
+    tuples, str, int, bool and None are written by csrc/kc_jsonl.c; any other object by
+    json.dumps itself.  Objects are written as they are added, so none need stay alive."""
+    cdef Py_ssize_t skip
+    cdef bytes end
+    cdef object out
+    cdef int64_t used
+    cdef list ends
+
+    def __init__(self, Py_ssize_t skip=0, str end=""):
+        self.skip = skip
+        self.end = end.encode()
+        self.out = PyByteArray_FromStringAndSize(NULL, 1024)
+        self.used = 0
+        self.ends = []
+
+    def __len__(self):
+        return len(self.ends)
+
+    def add(self, object obj):
+        """Write ``obj``'s text; returns its index."""
+        cdef int64_t wrote = 0, room, cap
+        cdef int rc
+        cdef Py_ssize_t m, ne = len(self.end)
+        cdef char *buf
+        cdef _Tokens toks = _Tokens()
         text = None
-        if toks.value(o, 0):
+        if toks.value(obj, 0):
             room = kc_json_room(toks.t, toks.n)
             if room < 0:
-                raise ValueError("json_texts: bad token")
+                raise ValueError("JsonTexts: bad token")
         else:
-            text = json.dumps(o, ensure_ascii=False).encode()
+            import json
+            text = json.dumps(obj, ensure_ascii=False).encode()
             room = len(text)
-        room += len(endb)
-        cap = len(out)
-        if used + room > cap:
-            PyByteArray_Resize(out, max(2 * cap, used + room))
-        buf = PyByteArray_AS_STRING(out)
+        cap = len(self.out)
+        if self.used + room + ne > cap:
+            PyByteArray_Resize(self.out, max(2 * cap, self.used + room + ne))
+        buf = PyByteArray_AS_STRING(self.out) + self.used
         if text is None:
             with nogil:
-                rc = kc_json_write(toks.t, toks.n, buf + used, room, &wrote)
+                rc = kc_json_write(toks.t, toks.n, buf, room, &wrote)
             if rc != KC_OK:
-                raise status_error(rc, "json_texts")
+                raise status_error(rc, "JsonTexts")
         else:
             wrote = len(text)
-            memcpy(buf + used, <const char *>text, wrote)
-        m = min(skip, wrote)
+            memcpy(buf, <const char *>text, wrote)
+        m = min(self.skip, wrote)
         if m:
-            memmove(buf + used, buf + used + m, wrote - m)
-        used += wrote - m
-        if len(endb):
-            memcpy(buf + used, <const char *>endb, len(endb))
-            used += len(endb)
-        ov[i + 1] = used
-    if used > 0x7FFFFFFF:
-        return None
-    return offs.astype(np.int32), memoryview(out)[:used]
+            memmove(buf, buf + m, wrote - m)
+        if ne:
+            memcpy(buf + wrote - m, <const char *>self.end, ne)
+        self.used += wrote - m + ne
+        self.ends.append(self.used)
+        return len(self.ends) - 1
+
+    def column(self):
+        """``(offsets, data)``: ``offsets`` (int32, one more than the texts) delimit each
+        text in ``data``; None past int32 offsets."""
+        if self.used > 0x7FFFFFFF:
+            return None
+        offs = np.zeros(len(self.ends) + 1, np.int32)
+        offs[1:] = self.ends
+        return offs, memoryview(self.out)[:self.used]
