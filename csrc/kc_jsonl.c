@@ -71,30 +71,37 @@ static void put8(char *q, uint32_t v)
     put2(q + 6, lo % 100);
 }
 
-/* Decimal text of v at p, written in place from its last digit; returns the length. */
-static int write_i64(char *p, int64_t v)
+/* The n (1..8) digits of v < 10^n at p, with no branch on n: all eight are formed, the
+ * last n copied in one 8-byte step (up to 8 bytes written: the caller's slack). */
+static inline void put_short(char *p, uint32_t v, int n)
+{
+    char tmp[16];
+    put8(tmp, v);
+    memset(tmp + 8, '0', 8);
+    memcpy(p, tmp + 8 - n, 8);
+}
+
+/* Decimal text of v at p; returns the length.  Writes up to 24 bytes whatever the length
+ * (the caller's slack). */
+static inline int write_i64(char *p, int64_t v)
 {
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int neg = v < 0;
     *p = '-';
-    p += v < 0;
+    p += neg;
     int n = n_digits(u);
-    char *q = p + n;
-    while (u >= 100000000u) {
-        q -= 8;
-        put8(q, (uint32_t)(u % 100000000u));
-        u /= 100000000u;
+    if (n <= 8) {
+        put_short(p, (uint32_t)u, n);
+    } else if (n <= 16) {
+        put_short(p, (uint32_t)(u / 100000000u), n - 8);
+        put8(p + n - 8, (uint32_t)(u % 100000000u));
+    } else {
+        uint64_t hi = u / 100000000u;
+        put_short(p, (uint32_t)(hi / 100000000u), n - 16);
+        put8(p + n - 16, (uint32_t)(hi % 100000000u));
+        put8(p + n - 8, (uint32_t)(u % 100000000u));
     }
-    uint32_t w = (uint32_t)u;
-    while (w >= 100) {
-        q -= 2;
-        put2(q, w % 100);
-        w /= 100;
-    }
-    if (w >= 10)
-        put2(q - 2, w);
-    else
-        q[-1] = (char)('0' + w);
-    return (v < 0) + n;
+    return neg + n;
 }
 
 /* A short literal: whole 16-byte steps (the source is padded, the output has slack). */
@@ -136,7 +143,7 @@ static int64_t static_room(const kc_jcol *c)
 }
 
 /* Writes a string's JSON text at p; the caller made room for 2 + 6 bytes per byte. */
-static char *write_string(char *p, const unsigned char *s, const unsigned char *e)
+static inline char *write_string(char *p, const unsigned char *s, const unsigned char *e)
 {
     *p++ = '"';
     while (s < e) {
@@ -276,6 +283,20 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                     break;
                 }
                 const unsigned char *s = (const unsigned char *)c->values + a;
+                if (c->type == KC_J_STR && b - a <= 16 && (int64_t)a + 16 <= c->data_len) {
+                    /* a short string: its 16 bytes (and what follows it) checked and
+                     * copied at once, the exact path only when an escape may be needed */
+                    uint64_t w0, w1;
+                    memcpy(&w0, s, 8);
+                    memcpy(&w1, s + 8, 8);
+                    if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
+                        *p = '"';
+                        memcpy(p + 1, s, 16);
+                        p[1 + (b - a)] = '"';
+                        p += 2 + (b - a);
+                        break;
+                    }
+                }
                 if (c->type == KC_J_RAW) {
                     memcpy(p, s, (size_t)(b - a));
                     p += b - a;

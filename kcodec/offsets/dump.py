@@ -294,13 +294,16 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
         want, printed = None, fast
     if sel.types is not None:
         printed = printed & np.isin(key_type, [t for t in sel.types if t != CONTROL])
-    # one template per (kind, record type, value version) among the printed fast rows
-    combo = (kind.astype(np.int64) << 40) | ((key_type.astype(np.int64) & 0xFFFF) << 20) \
-        | (vv.astype(np.int64) & 0xFFFFF)
-    combo[~printed] = -1
+    # one template per (kind, record type, value version) among the printed fast rows;
+    # they come in runs: each run's template is looked up once
+    change = (printed[1:] != printed[:-1]) | (kind[1:] != kind[:-1]) \
+        | (key_type[1:] != key_type[:-1]) | (vv[1:] != vv[:-1])
+    starts = np.flatnonzero(np.r_[True, change])
     templates: List[List[Any]] = [[_C["line"]], _HEAD + [_C["tail"]]]   # 0: record_json's, 1: a tail
-    # the distinct combinations are few and come in runs: look at the run starts only
-    distinct = np.unique(combo[np.r_[True, combo[1:] != combo[:-1]]])
+    combo = (kind[starts].astype(np.int64) << 40) | ((key_type[starts].astype(np.int64) & 0xFFFF) << 20) \
+        | (vv[starts].astype(np.int64) & 0xFFFFF)
+    combo[~printed[starts]] = -1
+    distinct, inverse = np.unique(combo, return_inverse=True)
     tpl_of = np.full(len(distinct), -1, np.int32)     # -1: not printed by a template
     for j, c in enumerate(distinct.tolist()):
         if c < 0:
@@ -311,7 +314,8 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
         if tpl is not None:
             tpl_of[j] = len(templates)
             templates.append(_HEAD + [_C[t] if is_col else t for is_col, t in tpl])
-    row_tpl = tpl_of[np.searchsorted(distinct, combo)]
+    run_tpl = tpl_of[inverse.reshape(-1)]
+    row_tpl = np.repeat(run_tpl, np.diff(np.r_[starts, n]))
     # rows no template prints: records decoded as objects (group metadata, ...) take
     # their tail from to_json; control records, records with headers and the rest the
     # whole line from record_json
