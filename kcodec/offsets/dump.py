@@ -10,7 +10,8 @@ template per (record type, value version) that :func:`record_json` itself prints
 sentinel values, so both ways cannot drift apart; each batch's header fields are written
 once per batch; records the columns hold as objects (group metadata, KIP-848 records)
 get their tail from :func:`~kcodec.offsets.records.to_json`; control records and records
-with headers take :func:`record_json`, and so does any chunk with a corrupt batch.  Tests
+with headers take :func:`record_json`, and so does any chunk with a corrupt batch (the
+text of both written by :class:`kcodec.log._jsonl.JsonTexts`, json.dumps' bytes).  Tests
 compare both on every fixture segment, legacy segments, and generated and corrupted logs.
 """
 from __future__ import annotations
