@@ -56,13 +56,13 @@ static int n_digits(uint64_t u)
 #endif
 }
 
-static void put2(char *q, uint32_t v)
+static inline void put2(char *q, uint32_t v)
 {
     memcpy(q, DIGITS2 + 2 * v, 2);
 }
 
 /* Eight digits of v < 10^8 at q, in 32-bit arithmetic. */
-static void put8(char *q, uint32_t v)
+static inline void put8(char *q, uint32_t v)
 {
     uint32_t hi = v / 10000, lo = v % 10000;
     put2(q, hi / 100);
