@@ -14,6 +14,18 @@ static int needs_escape(unsigned char c)
     return c < 0x20 || c == '"' || c == '\\';
 }
 
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Whether any of the 8 bytes of x is < 0x20, '"' or '\\' (exact: each test is the classic
+ * "has a byte less than n" / "has a zero byte" word trick, which never misses one). */
+static int word_needs_escape(uint64_t x)
+{
+    uint64_t ctl = (x - ONES * 0x20) & ~x;
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ctl) & HIGHS ? 1 : 0;
+}
+
 /* Bytes written past a row's own text at most (fixed-size copies); every room check
  * includes them. */
 #define SLACK 64
@@ -23,31 +35,73 @@ static const char DIGITS2[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Decimal text of v at p, two digits a step; returns the length.  Writes 21 bytes
- * whatever the length (the caller's slack), so that the copy has a fixed size. */
-static int write_i64(char *p, int64_t v)
+static const uint64_t POW10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+
+/* Decimal digits of u (1 for 0): from its bit length where the compiler says it. */
+static int n_digits(uint64_t u)
 {
-    char tmp[40];
-    char *e = tmp + 20, *q = e;
+#if defined(__GNUC__) || defined(__clang__)
+    uint64_t w = u | 1;
+    int t = ((64 - __builtin_clzll(w)) * 1233) >> 12;    /* ~ bits * log10(2) */
+    return t - (w < POW10[t]) + 1;
+#else
+    int n = 1;
+    while (n < 20 && u >= POW10[n])
+        n++;
+    return n;
+#endif
+}
+
+static inline void put2(char *q, uint32_t v)
+{
+    memcpy(q, DIGITS2 + 2 * v, 2);
+}
+
+/* Eight digits of v < 10^8 at q, in 32-bit arithmetic. */
+static inline void put8(char *q, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+    put2(q, hi / 100);
+    put2(q + 2, hi % 100);
+    put2(q + 4, lo / 100);
+    put2(q + 6, lo % 100);
+}
+
+/* The n (1..8) digits of v < 10^n at p, with no branch on n: all eight are formed, the
+ * last n copied in one 8-byte step (up to 8 bytes written: the caller's slack). */
+static inline void put_short(char *p, uint32_t v, int n)
+{
+    char tmp[16];
+    put8(tmp, v);
+    memset(tmp + 8, '0', 8);
+    memcpy(p, tmp + 8 - n, 8);
+}
+
+/* Decimal text of v at p; returns the length.  Writes up to 24 bytes whatever the length
+ * (the caller's slack). */
+static inline int write_i64(char *p, int64_t v)
+{
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    while (u >= 100) {
-        unsigned d = (unsigned)(u % 100) * 2;
-        u /= 100;
-        q -= 2;
-        q[0] = DIGITS2[d];
-        q[1] = DIGITS2[d + 1];
-    }
-    if (u >= 10) {
-        q -= 2;
-        q[0] = DIGITS2[u * 2];
-        q[1] = DIGITS2[u * 2 + 1];
-    } else {
-        *--q = (char)('0' + u);
-    }
+    int neg = v < 0;
     *p = '-';
-    p += v < 0;
-    memcpy(p, q, 20);
-    return (v < 0) + (int)(e - q);
+    p += neg;
+    int n = n_digits(u);
+    if (n <= 8) {
+        put_short(p, (uint32_t)u, n);
+    } else if (n <= 16) {
+        put_short(p, (uint32_t)(u / 100000000u), n - 8);
+        put8(p + n - 8, (uint32_t)(u % 100000000u));
+    } else {
+        uint64_t hi = u / 100000000u;
+        put_short(p, (uint32_t)(hi / 100000000u), n - 16);
+        put8(p + n - 16, (uint32_t)(hi % 100000000u));
+        put8(p + n - 8, (uint32_t)(u % 100000000u));
+    }
+    return neg + n;
 }
 
 /* A short literal: whole 16-byte steps (the source is padded, the output has slack). */
@@ -89,11 +143,18 @@ static int64_t static_room(const kc_jcol *c)
 }
 
 /* Writes a string's JSON text at p; the caller made room for 2 + 6 bytes per byte. */
-static char *write_string(char *p, const unsigned char *s, const unsigned char *e)
+static inline char *write_string(char *p, const unsigned char *s, const unsigned char *e)
 {
     *p++ = '"';
     while (s < e) {
         const unsigned char *run = s;
+        while (e - s >= 8) {
+            uint64_t x;
+            memcpy(&x, s, 8);
+            if (word_needs_escape(x))
+                break;
+            s += 8;
+        }
         while (s < e && !needs_escape(*s))
             s++;
         memcpy(p, run, (size_t)(s - run));
@@ -222,6 +283,20 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                     break;
                 }
                 const unsigned char *s = (const unsigned char *)c->values + a;
+                if (c->type == KC_J_STR && b - a <= 16 && (int64_t)a + 16 <= c->data_len) {
+                    /* a short string: its 16 bytes (and what follows it) checked and
+                     * copied at once, the exact path only when an escape may be needed */
+                    uint64_t w0, w1;
+                    memcpy(&w0, s, 8);
+                    memcpy(&w1, s + 8, 8);
+                    if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
+                        *p = '"';
+                        memcpy(p + 1, s, 16);
+                        p[1 + (b - a)] = '"';
+                        p += 2 + (b - a);
+                        break;
+                    }
+                }
                 if (c->type == KC_J_RAW) {
                     memcpy(p, s, (size_t)(b - a));
                     p += b - a;
@@ -242,4 +317,78 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
     *rows_done = j;
     *out_len = p - out;
     return rc;
+}
+
+int64_t kc_json_room(const kc_jtok *tokens, int64_t n)
+{
+    int64_t room = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const kc_jtok *t = &tokens[k];
+        if (t->len < 0)
+            return -1;
+        switch (t->kind) {
+        case KC_JT_OBJ: case KC_JT_END_OBJ: case KC_JT_ARR: case KC_JT_END_ARR:
+            room += 3;
+            break;
+        case KC_JT_KEY: case KC_JT_STR:
+            room += 6 + 6 * (int64_t)t->len;
+            break;
+        case KC_JT_INT:
+            room += 22;
+            break;
+        case KC_JT_RAW:
+            room += 2 + (int64_t)t->len;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return room;
+}
+
+int kc_json_write(const kc_jtok *tokens, int64_t n, char *out, int64_t cap, int64_t *out_len)
+{
+    *out_len = 0;
+    int64_t room = kc_json_room(tokens, n);
+    if (room < 0)
+        return KC_E_INVALID;
+    if (room > cap)
+        return KC_E_SHORT;
+    char *p = out;
+    int comma = 0;        /* an item precedes at this level: the next one takes ", " */
+    for (int64_t k = 0; k < n; k++) {
+        const kc_jtok *t = &tokens[k];
+        int kind = t->kind;
+        if (comma && kind != KC_JT_END_OBJ && kind != KC_JT_END_ARR) {
+            memcpy(p, ", ", 2);
+            p += 2;
+        }
+        switch (kind) {
+        case KC_JT_OBJ: *p++ = '{'; comma = 0; break;
+        case KC_JT_ARR: *p++ = '['; comma = 0; break;
+        case KC_JT_END_OBJ: *p++ = '}'; comma = 1; break;
+        case KC_JT_END_ARR: *p++ = ']'; comma = 1; break;
+        case KC_JT_KEY:
+            p = write_string(p, (const unsigned char *)t->s, (const unsigned char *)t->s + t->len);
+            memcpy(p, ": ", 2);
+            p += 2;
+            comma = 0;
+            break;
+        case KC_JT_STR:
+            p = write_string(p, (const unsigned char *)t->s, (const unsigned char *)t->s + t->len);
+            comma = 1;
+            break;
+        case KC_JT_INT:
+            p += write_i64(p, t->i);
+            comma = 1;
+            break;
+        default:                   /* KC_JT_RAW */
+            if (t->len)
+                memcpy(p, t->s, (size_t)t->len);
+            p += t->len;
+            comma = 1;
+        }
+    }
+    *out_len = p - out;
+    return KC_OK;
 }

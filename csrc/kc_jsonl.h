@@ -68,4 +68,40 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                    int64_t n_rows, char *out, int64_t cap, int64_t *row_ends,
                    int64_t *rows_done, int64_t *out_len);
 
+/*
+ * JSON text from a token stream: the text json.dumps(..., ensure_ascii=False) writes
+ * with its default separators (", " between items, ": " after a key), for values a
+ * caller flattened into tokens (e.g. Python dicts, lists, strings and ints).  The
+ * writer keeps no stack: a comma goes before any key or value that follows another
+ * item at its level, so a well-nested stream gives well-nested text (a badly nested one
+ * gives bad text, never a bad access).
+ */
+enum {
+    KC_JT_OBJ = 1,   /* `{`                                                  */
+    KC_JT_END_OBJ,   /* `}`                                                  */
+    KC_JT_ARR,       /* `[`                                                  */
+    KC_JT_END_ARR,   /* `]`                                                  */
+    KC_JT_KEY,       /* s[0..len) as a JSON string, then `: `                */
+    KC_JT_STR,       /* s[0..len) as a JSON string                           */
+    KC_JT_INT,       /* i in decimal                                         */
+    KC_JT_RAW        /* s[0..len) as it is (true, false, null, big numbers)  */
+};
+
+typedef struct {
+    int32_t kind;
+    int32_t len;         /* KEY, STR, RAW: bytes at s                         */
+    const char *s;
+    int64_t i;           /* INT                                               */
+} kc_jtok;
+
+/*
+ * Write tokens[0..n) as JSON text into out[0..cap); *out_len is its length.
+ * KC_E_SHORT: out is too small (*out_len 0; call again with more room, at most
+ * kc_json_room bytes are needed); KC_E_INVALID: an unknown kind or a negative length.
+ */
+int kc_json_write(const kc_jtok *tokens, int64_t n, char *out, int64_t cap, int64_t *out_len);
+
+/* Room enough for kc_json_write of tokens[0..n) (-1: a bad token). */
+int64_t kc_json_room(const kc_jtok *tokens, int64_t n);
+
 #endif

@@ -25,7 +25,8 @@ from .test_native_fuzz import (CC, CSRC, SANITIZE, _compile, _run_fuzzer, _sanit
                                SECONDS)
 from .test_offsets_operator import SEGMENTS, _mixed_log, _rec, _segments
 
-write_lines = pytest.importorskip("kcodec.log._jsonl").write_lines
+_jsonl = pytest.importorskip("kcodec.log._jsonl")
+write_lines = _jsonl.write_lines
 
 
 # --------------------------------------------------------------------------- the writer
@@ -117,6 +118,68 @@ def test_bad_input_is_a_clear_error(case):
         cols[0]["valid"], cols[0]["bit_offset"] = np.zeros(1, np.uint8), 5
     with pytest.raises(ValueError):
         write_lines(tpls, cols, rows, rt)
+
+
+class _Str(str):
+    pass
+
+
+def _json_objects():
+    """Values json.dumps takes: those the C writer does (exact dicts with str keys, lists,
+    tuples, str, int of any size, bool, None) and those it leaves to json.dumps."""
+    rnd = random.Random(5)
+    alphabet = [chr(c) for c in range(0x80)] + ["\u00e9", "\u2028", "\U0001f600", "\x7f"]
+
+    def word():
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12)))
+
+    def value(depth):
+        pick = rnd.randrange(10 if depth < 4 else 6)
+        if pick == 0:
+            return word()
+        if pick == 1:
+            return rnd.choice([0, -1, 1, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 10**30, rnd.getrandbits(64) - 2**63])
+        if pick == 2:
+            return rnd.choice([None, True, False])
+        if pick in (3, 4, 5):
+            return rnd.randrange(-10**6, 10**6)
+        if pick in (6, 7):
+            return {word(): value(depth + 1) for _ in range(rnd.randint(0, 5))}
+        if pick == 8:
+            return [value(depth + 1) for _ in range(rnd.randint(0, 5))]
+        return tuple(value(depth + 1) for _ in range(rnd.randint(0, 3)))
+
+    objs = [value(0) for _ in range(400)]
+    deep: list = []
+    for i in range(300):        # past the C writer's depth: json.dumps writes it
+        deep = [i, {"k": deep}] if i % 2 else [deep]
+    objs += [{}, [], "", {"a": 1.5, "b": float("nan")}, {1: 2, None: 3, True: 4}, _Str("sub"),
+             {"x": _Str("s")}, {"k": [1, {"n": 2**80}]}, deep, [float("-inf")]]
+    return objs
+
+
+@pytest.mark.parametrize("skip,end", [(0, ""), (1, "\n"), (3, "\r\n")])
+def test_json_texts_are_json_dumps_bytes(skip, end):
+    objs = _json_objects()
+    texts = _jsonl.JsonTexts(skip, end)
+    assert [texts.add(o) for o in objs] == list(range(len(objs))) and len(texts) == len(objs)
+    offs, data = texts.column()
+    data = bytes(data)
+    assert offs.dtype == np.int32 and len(offs) == len(objs) + 1 and offs[0] == 0
+    for i, o in enumerate(objs):
+        assert data[offs[i]:offs[i + 1]] == json.dumps(o, ensure_ascii=False).encode()[skip:] + end.encode(), o
+    empty = _jsonl.JsonTexts()
+    offs, data = empty.column()
+    assert list(offs) == [0] and bytes(data) == b""
+
+
+def test_json_texts_fail_as_json_dumps_does():
+    loop: list = []
+    loop.append(loop)
+    for bad, err in (({"s": "\ud800"}, UnicodeEncodeError), ({"k": "\udfff"}, UnicodeEncodeError),
+                     (loop, ValueError), ({"x": object()}, TypeError), ({(1, 2): 1}, TypeError)):
+        with pytest.raises(err):
+            _jsonl.JsonTexts().add(bad)
 
 
 def test_kernel_is_c99_and_fuzzes_clean(tmp_path):

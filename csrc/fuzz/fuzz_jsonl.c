@@ -13,6 +13,11 @@
  *   - SHORT only when the output is smaller than the text needs: with room for every
  *     row, a call that was SHORT completes (or finds the same bad input);
  *   - a number column's text is its value in decimal, a null is `null`.
+ * Then a token stream for kc_json_write (every kind, some unknown, lengths that may be
+ * negative, text at exact-size buffers, any nesting) and an output of any size:
+ *   - OK exactly when kc_json_room says the tokens are good and fit; then out_len <= room;
+ *   - an INT token on its own is its value in decimal; brackets come out as many as
+ *     their tokens.
  *
  * Standalone mutation driver (what the tests use):
  *   gcc -std=c99 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Icsrc \
@@ -31,9 +36,62 @@
 #define MAXC 6
 #define MAXT 4
 
+#define MAXTOK 48
+
+static void run_tokens(reader *rd)
+{
+    int64_t n = take(rd, MAXTOK);
+    kc_jtok toks[MAXTOK];
+    char *texts[MAXTOK];
+    int64_t opens = 0;
+    for (int64_t k = 0; k < n; k++) {
+        kc_jtok *t = &toks[k];
+        uint32_t kind = take(rd, 0);
+        t->kind = kind >= 250 ? (int32_t)kind - 240 : (int32_t)(kind % 8) + KC_JT_OBJ;  /* now and then unknown */
+        int32_t len = (int32_t)take(rd, 24);
+        t->len = take(rd, 64) == 0 ? -1 - len : len;
+        texts[k] = malloc((size_t)len + 1);
+        for (int32_t b = 0; b < len; b++)
+            texts[k][b] = (char)take(rd, 0);
+        t->s = texts[k];
+        uint64_t v = 0;
+        for (int b = 0; b < 8; b++)
+            v = v << 8 | take(rd, 0);
+        t->i = (int64_t)v >> (take(rd, 64));
+        opens += t->kind >= KC_JT_OBJ && t->kind <= KC_JT_END_ARR;
+    }
+    int64_t room = kc_json_room(toks, n);
+    int64_t cap = (int64_t)take(rd, 0) * 8;
+    char *out = malloc((size_t)cap + 1);
+    int64_t len = -1;
+    int rc = kc_json_write(toks, n, out, cap, &len);
+    check(rc == KC_OK || rc == KC_E_SHORT || rc == KC_E_INVALID, "json status");
+    check((rc == KC_OK) == (room >= 0 && room <= cap), "json: OK exactly when good and fits");
+    check(rc == KC_OK ? len >= 0 && len <= room : len == 0, "json out_len");
+    if (rc == KC_OK) {
+        int64_t brackets = 0;
+        for (int64_t k = 0; k < len; k++)
+            brackets += out[k] == '{' || out[k] == '}' || out[k] == '[' || out[k] == ']';
+        check(brackets >= opens, "json brackets");     /* strings may hold more */
+    }
+    for (int64_t k = 0; k < n && rc != KC_E_INVALID; k++) {
+        if (toks[k].kind != KC_JT_INT)
+            continue;
+        char buf[32], want[32];
+        int64_t l1;
+        check(kc_json_write(&toks[k], 1, buf, sizeof buf, &l1) == KC_OK, "json: an int");
+        int wl = snprintf(want, sizeof want, "%" PRId64, toks[k].i);
+        check(l1 == wl && memcmp(buf, want, (size_t)wl) == 0, "json: an int's text");
+    }
+    free(out);
+    for (int64_t k = 0; k < n; k++)
+        free(texts[k]);
+}
+
 static void run_one(const uint8_t *data, size_t size)
 {
     reader rd = {data, size, 0};
+    run_tokens(&rd);
     int32_t nc = (int32_t)take(&rd, MAXC) + 1;
     int64_t nrows = take(&rd, 40);
     kc_jcol cols[MAXC];

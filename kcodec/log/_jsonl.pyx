@@ -5,7 +5,12 @@ Only plumbing: Python describes the columns (NumPy arrays and buffers) and the
 templates; the C side writes every line into one growing ``bytearray``.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, realloc
+from libc.string cimport memcpy, memmove
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.dict cimport PyDict_Next
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.ref cimport PyObject
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from kcodec._kc_status cimport KC_OK, KC_E_SHORT, status_error
 
@@ -39,6 +44,16 @@ cdef extern from "kc_jsonl.h" nogil:
                        const int64_t *rows, const int32_t *row_tpl, int64_t n_row_tpl,
                        int64_t n_rows, char *out, int64_t cap, int64_t *row_ends,
                        int64_t *rows_done, int64_t *out_len)
+
+    enum:
+        KC_JT_OBJ, KC_JT_END_OBJ, KC_JT_ARR, KC_JT_END_ARR, KC_JT_KEY, KC_JT_STR, KC_JT_INT, KC_JT_RAW
+    ctypedef struct kc_jtok:
+        int32_t kind
+        int32_t len
+        const char *s
+        int64_t i
+    int kc_json_write(const kc_jtok *tokens, int64_t n, char *out, int64_t cap, int64_t *out_len)
+    int64_t kc_json_room(const kc_jtok *tokens, int64_t n)
 
 _NUMBER = {np.dtype(np.int64): KC_J_I64, np.dtype(np.int32): KC_J_I32,
            np.dtype(np.int16): KC_J_I16, np.dtype(np.int8): KC_J_I8}
@@ -226,3 +241,179 @@ def write_lines(list templates, list columns, object rows, object row_template,
     if ends:
         return memoryview(out)[:used], ends_a
     return memoryview(out)[:used]
+
+
+# --------------------------------------------------------------------------- json.dumps' text
+
+cdef extern from "Python.h":
+    bint PyUnicode_CheckExact(object o)
+    bint PyLong_CheckExact(object o)
+    bint PyDict_CheckExact(object o)
+    bint PyList_CheckExact(object o)
+    bint PyTuple_CheckExact(object o)
+
+# deeper than this: json.dumps says what is wrong (circular references and the like)
+cdef int _MAX_DEPTH = 200
+
+
+cdef class _Tokens:
+    """A growing array of kc_jtok; the objects whose text they point into stay in ``keep``."""
+    cdef kc_jtok *t
+    cdef Py_ssize_t n, cap
+    cdef list keep
+
+    def __cinit__(self):
+        self.t = NULL
+        self.n = self.cap = 0
+        self.keep = []
+
+    def __dealloc__(self):
+        free(self.t)
+
+    cdef kc_jtok *add(self, int32_t kind) except NULL:
+        cdef kc_jtok *grown
+        if self.n == self.cap:
+            self.cap = max(64, 2 * self.cap)
+            grown = <kc_jtok *>realloc(self.t, self.cap * sizeof(kc_jtok))
+            if grown == NULL:
+                raise MemoryError("json_texts: out of memory")
+            self.t = grown
+        self.t[self.n].kind = kind
+        self.t[self.n].len = 0
+        self.t[self.n].s = NULL
+        self.t[self.n].i = 0
+        self.n += 1
+        return &self.t[self.n - 1]
+
+    cdef int text(self, int32_t kind, object s) except -1:
+        """A str's UTF-8 (0: it has none, e.g. a lone surrogate)."""
+        cdef Py_ssize_t size
+        cdef const char *u
+        try:
+            u = PyUnicode_AsUTF8AndSize(s, &size)
+        except UnicodeError:
+            return 0
+        if size > 0x7FFFFFFF:
+            return 0
+        cdef kc_jtok *tok = self.add(kind)
+        tok.s = u
+        tok.len = <int32_t>size
+        return 1
+
+    cdef int raw(self, bytes b) except -1:
+        self.keep.append(b)
+        cdef kc_jtok *tok = self.add(KC_JT_RAW)
+        tok.s = <const char *>b
+        tok.len = <int32_t>len(b)
+        return 1
+
+    cdef int value(self, object o, int depth) except -1:
+        """Tokens of ``o`` as json.dumps writes it; 0 when ``o`` holds anything but exact
+        dicts with str keys, lists, tuples, str, int, bool and None (json.dumps decides)."""
+        cdef int overflow = 0
+        cdef long long v
+        cdef Py_ssize_t pos = 0
+        cdef PyObject *k
+        cdef PyObject *item
+        if depth > _MAX_DEPTH:
+            return 0
+        if o is None:
+            return self.raw(b"null")
+        if o is True:
+            return self.raw(b"true")
+        if o is False:
+            return self.raw(b"false")
+        if PyUnicode_CheckExact(o):
+            return self.text(KC_JT_STR, o)
+        if PyLong_CheckExact(o):
+            v = PyLong_AsLongLongAndOverflow(o, &overflow)
+            if overflow:
+                return self.raw(repr(o).encode())
+            self.add(KC_JT_INT).i = v
+            return 1
+        if PyDict_CheckExact(o):
+            self.add(KC_JT_OBJ)
+            while PyDict_Next(o, &pos, &k, &item):
+                if not PyUnicode_CheckExact(<object>k):
+                    return 0
+                if not self.text(KC_JT_KEY, <object>k) or not self.value(<object>item, depth + 1):
+                    return 0
+            self.add(KC_JT_END_OBJ)
+            return 1
+        if PyList_CheckExact(o) or PyTuple_CheckExact(o):
+            self.add(KC_JT_ARR)
+            for x in o:
+                if not self.value(x, depth + 1):
+                    return 0
+            self.add(KC_JT_END_ARR)
+            return 1
+        return 0
+
+
+cdef class JsonTexts:
+    """Objects' ``json.dumps(obj, ensure_ascii=False)`` texts (the same bytes, UTF-8), each
+    less its first ``skip`` bytes and followed by ``end``, one after another in one
+    buffer, as write_lines' ``"raw"`` columns take them.  Exact dicts (str keys), lists,
+    tuples, str, int, bool and None are written by csrc/kc_jsonl.c; any other object by
+    json.dumps itself.  Objects are written as they are added, so none need stay alive."""
+    cdef Py_ssize_t skip
+    cdef bytes end
+    cdef object out
+    cdef int64_t used
+    cdef list ends
+
+    def __init__(self, Py_ssize_t skip=0, str end=""):
+        self.skip = skip
+        self.end = end.encode()
+        self.out = PyByteArray_FromStringAndSize(NULL, 1024)
+        self.used = 0
+        self.ends = []
+
+    def __len__(self):
+        return len(self.ends)
+
+    def add(self, object obj):
+        """Write ``obj``'s text; returns its index."""
+        cdef int64_t wrote = 0, room, cap
+        cdef int rc
+        cdef Py_ssize_t m, ne = len(self.end)
+        cdef char *buf
+        cdef _Tokens toks = _Tokens()
+        text = None
+        if toks.value(obj, 0):
+            room = kc_json_room(toks.t, toks.n)
+            if room < 0:
+                raise ValueError("JsonTexts: bad token")
+        else:
+            import json
+            text = json.dumps(obj, ensure_ascii=False).encode()
+            room = len(text)
+        cap = len(self.out)
+        if self.used + room + ne > cap:
+            PyByteArray_Resize(self.out, max(2 * cap, self.used + room + ne))
+        buf = PyByteArray_AS_STRING(self.out) + self.used
+        if text is None:
+            with nogil:
+                rc = kc_json_write(toks.t, toks.n, buf, room, &wrote)
+            if rc != KC_OK:
+                raise status_error(rc, "JsonTexts")
+        else:
+            wrote = len(text)
+            memcpy(buf, <const char *>text, wrote)
+        m = min(self.skip, wrote)
+        if m:
+            memmove(buf, buf + m, wrote - m)
+        if ne:
+            memcpy(buf + wrote - m, <const char *>self.end, ne)
+        self.used += wrote - m + ne
+        self.ends.append(self.used)
+        return len(self.ends) - 1
+
+    def column(self):
+        """``(offsets, data)``: ``offsets`` (int32, one more than the texts) delimit each
+        text in ``data``; None past int32 offsets."""
+        if self.used > 0x7FFFFFFF:
+            return None
+        offs = np.zeros(len(self.ends) + 1, np.int32)
+        offs[1:] = self.ends
+        return offs, memoryview(self.out)[:self.used]

@@ -10,7 +10,8 @@ template per (record type, value version) that :func:`record_json` itself prints
 sentinel values, so both ways cannot drift apart; each batch's header fields are written
 once per batch; records the columns hold as objects (group metadata, KIP-848 records)
 get their tail from :func:`~kcodec.offsets.records.to_json`; control records and records
-with headers take :func:`record_json`, and so does any chunk with a corrupt batch.  Tests
+with headers take :func:`record_json`, and so does any chunk with a corrupt batch (the
+text of both written by :class:`kcodec.log._jsonl.JsonTexts`, json.dumps' bytes).  Tests
 compare both on every fixture segment, legacy segments, and generated and corrupted logs.
 """
 from __future__ import annotations
@@ -214,16 +215,6 @@ def _strings(arr: Any) -> Optional[Dict[str, Any]]:
                         bufs[0] if arr.null_count else None, arr.offset)}
 
 
-def _raw(lines: List[str]) -> Optional[Dict[str, Any]]:
-    """Whole lines, formatted already, as write_lines' raw text column (None: beyond the
-    int32 offsets of Arrow's layout)."""
-    enc = [x.encode() for x in lines]
-    ends = np.cumsum([len(x) for x in enc], dtype=np.int64)
-    if len(ends) and ends[-1] > np.iinfo(np.int32).max:
-        return None
-    return _texts(b"".join(enc), ends)
-
-
 def _texts(text: Any, ends: np.ndarray) -> Dict[str, Any]:
     """write_lines' text and row ends as a raw text column."""
     offs = np.zeros(len(ends) + 1, np.int32)
@@ -252,20 +243,23 @@ def _batch_heads(ch: Any, file: Optional[str]) -> Tuple[Dict[str, Any], Dict[str
             _texts(*write_lines([_HEAD2], columns, rows, tpl, size_hint=160 * nb, ends=True)))
 
 
-def _rows_of(ch: Any) -> Tuple[np.ndarray, ...]:
-    """The batch index, index within the batch, offset and header count of each row of
-    iter_offset_columns' chunk, in its row order (uncompressed records, then each
-    compressed batch's, ordered by offset when there are compressed batches)."""
-    parts = [ch.records] + [ch.inflated[i][1] for i in sorted(ch.inflated)]
+def _rows_of(ch: Any) -> Tuple[Any, ...]:
+    """The batch index (int64), index within the batch (None: the row number less its
+    batch's first record), offset and header count of each row of iter_offset_columns'
+    chunk, in its row order (uncompressed records, then each compressed batch's, ordered
+    by offset when there are compressed batches)."""
+    recs = ch.records
+    if not ch.inflated:        # the common case: no copies but the batch index
+        return recs["batch_index"].astype(np.int64), None, recs["offset"], recs["headers_count"]
+    parts = [recs] + [ch.inflated[i][1] for i in sorted(ch.inflated)]
     bi = np.concatenate([p["batch_index"] for p in parts]).astype(np.int64)
-    first = ch.batches["first_record"][ch.records["batch_index"]] if len(ch.records) else 0
-    within = np.concatenate([np.arange(len(ch.records)) - first]
+    first = ch.batches["first_record"][recs["batch_index"]] if len(recs) else 0
+    within = np.concatenate([np.arange(len(recs)) - first]
                             + [np.arange(len(p)) for p in parts[1:]]).astype(np.int64)
     offs = np.concatenate([p["offset"] for p in parts])
     hdr = np.concatenate([p["headers_count"] for p in parts])
-    if len(parts) > 1:
-        order = np.argsort(offs, kind="stable")
-        bi, within, offs, hdr = bi[order], within[order], offs[order], hdr[order]
+    order = np.argsort(offs, kind="stable")
+    bi, within, offs, hdr = bi[order], within[order], offs[order], hdr[order]
     return bi, within, offs, hdr
 
 
@@ -274,7 +268,8 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
     expected (then the reference path prints it)."""
     write_lines = _jsonl.write_lines
     bi, within, offs, hdr = _rows_of(ch)
-    if len(offs) != len(cols["offset"]) or not np.array_equal(offs, cols["offset"]):
+    coffs = cols["offset"]
+    if len(offs) != len(coffs) or not np.array_equal(offs, coffs):
         return None       # not the rows we think: the reference path decides
     n = len(offs)
     if n == 0:
@@ -287,72 +282,78 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
     vv = np.asarray(cols["value_version"])
     # log order: batch by batch, records in batch order (the row order unless compressed
     # batches were inflated after the others)
-    logorder = np.lexsort((within, bi)) if ch.inflated else np.arange(n)
-    want = np.ones(n, bool)
-    if sel.first_offset is not None:
-        want &= offs >= sel.first_offset
-    if sel.last_offset is not None:
-        want &= offs <= sel.last_offset
-    fast = ((kind == 0) | (kind == 1)) & (hdr == 0)
+    logorder = np.lexsort((within, bi)) if within is not None else None
+    fast = (kind <= 1) & (kind >= 0) & (hdr == 0)
+    if sel.first_offset is not None or sel.last_offset is not None:
+        want = np.ones(n, bool)
+        if sel.first_offset is not None:
+            want &= coffs >= sel.first_offset
+        if sel.last_offset is not None:
+            want &= coffs <= sel.last_offset
+        printed = fast & want
+    else:
+        want, printed = None, fast
     if sel.types is not None:
-        want &= ~fast | np.isin(key_type, [t for t in sel.types if t != CONTROL])
-    # one template per (kind, record type, value version) among the printed fast rows
-    combo = (kind.astype(np.int64) << 40) | ((key_type.astype(np.int64) & 0xFFFF) << 20) \
-        | (vv.astype(np.int64) & 0xFFFFF)
-    row_tpl = np.full(n, -1, np.int32)
+        printed = printed & np.isin(key_type, [t for t in sel.types if t != CONTROL])
+    # one template per (kind, record type, value version) among the printed fast rows;
+    # they come in runs: each run's template is looked up once
+    change = (printed[1:] != printed[:-1]) | (kind[1:] != kind[:-1]) \
+        | (key_type[1:] != key_type[:-1]) | (vv[1:] != vv[:-1])
+    starts = np.flatnonzero(np.r_[True, change])
     templates: List[List[Any]] = [[_C["line"]], _HEAD + [_C["tail"]]]   # 0: record_json's, 1: a tail
-    printed = fast & want
-    slow = want & ~fast
-    # the distinct combinations are few and come in runs: look at the run starts only
-    cp = np.where(printed, combo, -1)
-    for c in np.unique(cp[np.r_[True, cp[1:] != cp[:-1]]]).tolist():
+    combo = (kind[starts].astype(np.int64) << 40) | ((key_type[starts].astype(np.int64) & 0xFFFF) << 20) \
+        | (vv[starts].astype(np.int64) & 0xFFFFF)
+    combo[~printed[starts]] = -1
+    distinct, inverse = np.unique(combo, return_inverse=True)
+    tpl_of = np.full(len(distinct), -1, np.int32)     # -1: not printed by a template
+    for j, c in enumerate(distinct.tolist()):
         if c < 0:
             continue
         k, rt, v = c >> 40, (c >> 20) & 0xFFFF, c & 0xFFFFF
         rt = rt - 0x10000 if rt >= 0x8000 else rt
         tpl = _template(int(k), int(rt), -1 if k == 1 else int(v))
-        mine = printed & (combo == c)
-        if tpl is None:
-            slow |= mine
-            continue
-        row_tpl[mine] = len(templates)
-        templates.append(_HEAD + [_C[t] if is_col else t for is_col, t in tpl])
-    # records decoded as objects (group metadata, ...): their tail from to_json; control
-    # records, records with headers and the rest: the whole line from record_json
+        if tpl is not None:
+            tpl_of[j] = len(templates)
+            templates.append(_HEAD + [_C[t] if is_col else t for is_col, t in tpl])
+    run_tpl = tpl_of[inverse.reshape(-1)]
+    row_tpl = np.repeat(run_tpl, np.diff(np.r_[starts, n]))
+    # rows no template prints: records decoded as objects (group metadata, ...) take
+    # their tail from to_json; control records, records with headers and the rest the
+    # whole line from record_json
+    slow = (row_tpl < 0) & ((~fast | printed) if want is None else (want & (~fast | printed)))
     slot = np.zeros(n, np.int64)
-    tails: List[str] = []
-    lines: List[str] = []
+    tails = _jsonl.JsonTexts(1, "\n")     # "{" dropped: the tail follows the line's head
+    lines = _jsonl.JsonTexts(0, "\n")
     if slow.any():
         other = dict(cols["other"])
         batches: Dict[int, Any] = {}
+        first = ch.batches["first_record"]
         for r in np.flatnonzero(slow).tolist():
             dec = other.get(r) if kind[r] == KIND_OTHER and hdr[r] == 0 else None
             if dec is not None:
                 if sel.types is None or dec.record_type in sel.types:
-                    slot[r] = len(tails)
+                    slot[r] = tails.add(to_json(dec))
                     row_tpl[r] = 1
-                    tails.append(json.dumps(to_json(dec), ensure_ascii=False)[1:] + "\n")
                 continue
             i = int(bi[r])
             if i not in batches:
                 batches[i] = chunk_batch(ch, i)
             batch = batches[i]
-            rec = batch.records[int(within[r])]
+            rec = batch.records[int(within[r]) if within is not None else r - int(first[i])]
             if not batch.is_control:
                 dec = other.get(r)
                 if dec is None:
                     dec = decode_record(rec.key, rec.value, errors="report")
             if sel.wants(rec.offset, _rtype(batch, dec)):
-                slot[r] = len(lines)
+                slot[r] = lines.add(record_json(batch, rec, dec, file))
                 row_tpl[r] = 0
-                lines.append(_dumps(record_json(batch, rec, dec, file)))
-    tails_col, lines_col = _raw(tails), _raw(lines)
+    tails_col, lines_col = tails.column(), lines.column()
     if tails_col is None or lines_col is None:
         return None
     head1, head2 = _batch_heads(ch, file)
     columns: List[Dict[str, Any]] = [
         dict(head1, take=bi),
-        {"values": offs.astype(np.int64, copy=False)},
+        {"values": np.ascontiguousarray(coffs, np.int64)},
         {"values": np.ascontiguousarray(cols["timestamp"], np.int64)},
         dict(head2, take=bi),
         *strings,
@@ -361,10 +362,10 @@ def _fast_chunk(ch: Any, cols: Dict[str, Any], sel: Selection, file: Optional[st
         {"values": np.ascontiguousarray(cols["leader_epoch"], np.int32)},
         {"values": np.ascontiguousarray(cols["commit_timestamp"], np.int64)},
         {"values": np.ascontiguousarray(cols["expire_timestamp"], np.int64)},
-        dict(tails_col, take=slot),
-        dict(lines_col, take=slot),
+        {"raw": tails_col, "take": slot},
+        {"raw": lines_col, "take": slot},
     ]
-    order = logorder[row_tpl[logorder] >= 0]
+    order = np.flatnonzero(row_tpl >= 0) if logorder is None else logorder[row_tpl[logorder] >= 0]
     # written a block at a time as the caller takes them: a few MB alive at once
     return (write_lines(templates, columns, order[lo:lo + _BLOCK], row_tpl, size_hint=600 * _BLOCK)
             for lo in range(0, len(order), _BLOCK))
