@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
 from . import _codec_py, _ext, _numbers
-from ._kjson import (JsonFragment, from_kafka_json as _from_kjson, to_kafka_json as _to_kjson,
-                     to_kafka_json_text as _to_kjson_text, uuid_from_kafka, uuid_to_kafka)
+from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
 from ._columns import slice_heads
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
@@ -27,7 +26,7 @@ from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, K
 __version__ = "0.1.0"
 
 __all__ = [
-    "decode", "read", "encode", "decode_bulk", "to_kafka_json", "to_kafka_json_text", "JsonFragment",
+    "decode", "read", "encode", "decode_bulk", "to_kafka_json",
     "from_kafka_json",
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
@@ -169,14 +168,6 @@ def to_kafka_json(name: str, value: Dict[str, Any], version: int) -> Dict[str, A
     """Kafka's JsonConverter form of a decoded value (bytes base64, uuid base64url,
     tagged fields at their default omitted, unknown tagged fields dropped)."""
     return _to_kjson(program(name, version, newer="latest"), value)
-
-
-def to_kafka_json_text(name: str, value: Dict[str, Any], version: int) -> str:
-    """The text of ``json.dumps(to_kafka_json(name, value, version), ensure_ascii=False)``,
-    written without building the JSON objects.  A ``bytes`` field may hold a
-    :class:`JsonFragment` (JSON text already rendered, e.g. a decoded embedded payload),
-    which is placed as is."""
-    return _to_kjson_text(program(name, version, newer="latest"), value)
 
 
 def from_kafka_json(name: str, obj: Dict[str, Any], version: int) -> Dict[str, Any]:

@@ -20,9 +20,8 @@ from kcodec.errors import DecodeError
 from kcodec.offsets import cli as ocli
 from kcodec.offsets import downgrade
 from kcodec.offsets.records import (Embedded, decode_record, iter_decoded, protocol_decoder,
-                                    record_types, register_protocol_decoder, to_json_text,
+                                    record_types, register_protocol_decoder, to_json,
                                     unknown_tagged_fields)
-from kcodec.offsets.records import to_json as _to_json
 from kcodec.offsets.state import Folder, fold_consumer_records, fold_log
 
 from ._shared import fixtures_dir, read_jsonl, require, vectors_dir
@@ -34,14 +33,6 @@ MESSAGES = [v for v in read_jsonl(vectors_dir() / "messages.jsonl")
 UNKNOWN = [v for v in read_jsonl(vectors_dir() / "unknown_tags.jsonl")
            if v.get("folder") == "group-coordinator" and v.get("schema_type") == "coordinator-value"]
 CPROTO = read_jsonl(vectors_dir() / "consumer_protocol.jsonl")
-
-
-def to_json(rec):
-    """:func:`~kcodec.offsets.records.to_json`, checking on the way that ``to_json_text``
-    writes exactly the text ``json.dumps`` makes of it (every record form below)."""
-    j = _to_json(rec)
-    assert to_json_text(rec) == json.dumps(j, ensure_ascii=False)
-    return j
 
 
 # --------------------------------------------------------------------------- oracle parsing

@@ -27,9 +27,7 @@ its values are read with ``LegacyOffsetCommitValue`` at version 0 and with
 from __future__ import annotations
 
 import base64
-import json
 import struct
-from json.encoder import encode_basestring
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import kcodec
@@ -39,7 +37,7 @@ from kcodec.framing import INT16_VERSION, Reader, read_framed
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "record_types",
-    "register_protocol_decoder", "protocol_decoder", "to_json", "to_json_text", "unknown_tagged_fields",
+    "register_protocol_decoder", "protocol_decoder", "to_json", "unknown_tagged_fields",
     "UNKNOWN_TAGS_KEY",
 ]
 
@@ -310,59 +308,6 @@ def _embedded_json(e: Embedded, raw: Optional[bytes]) -> Any:
     if e.value is None or e.schema is None:
         return _b64(raw)   # as kafka-dump-log: keep the bytes when they do not decode
     return kcodec.to_kafka_json(e.schema, e.value, e.parsed_version)  # type: ignore[arg-type]
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False).encode   # json.dumps(x, ensure_ascii=False)
-
-
-def _text(v: Any) -> str:
-    return encode_basestring(v) if type(v) is str else _dumps(v)
-
-
-def _embedded_text(e: Embedded, raw: Optional[bytes]) -> kcodec.JsonFragment:
-    if e.value is None or e.schema is None:
-        return kcodec.JsonFragment(_text(_b64(raw)))
-    return kcodec.JsonFragment(kcodec.to_kafka_json_text(e.schema, e.value, e.parsed_version))  # type: ignore[arg-type]
-
-
-def to_json_text(rec: OffsetsRecord) -> str:
-    """``json.dumps(to_json(rec), ensure_ascii=False)``, written without building the JSON
-    objects (what ``offsets dump`` prints for records it decodes one by one)."""
-    rt = _text(str(rec.record_type))
-    if rec.key is not None and rec.type_name is not None:
-        info = record_types()[rec.record_type]
-        key = '{"type": ' + rt + ', "data": ' + kcodec.to_kafka_json_text(info.key, rec.key, 0) + "}"
-    else:
-        key = '{"type": ' + rt + ', "raw": ' + _text(_b64(rec.key_bytes)) + "}"
-    utf: List[Tuple[str, int, bytes]] = []
-    if rec.tombstone:
-        payload = "null"
-    elif rec.value is not None:
-        schema = _value_schema(rec.record_type, record_types()[rec.record_type], rec.value_version)  # type: ignore[arg-type]
-        value = rec.value
-        members = value.get("members")
-        if rec.members is not None and members:
-            # the members' embedded payloads, rendered, in place of their bytes
-            done = [dict(m, subscription=_embedded_text(emb["subscription"], m.get("subscription")),
-                         assignment=_embedded_text(emb["assignment"], m.get("assignment")))
-                    for m, emb in zip(members, rec.members)]
-            value = dict(value, members=done + list(members[len(done):]))
-        data = kcodec.to_kafka_json_text(schema, value, rec.value_version)  # type: ignore[arg-type]
-        payload = '{"version": ' + _text(str(rec.value_version)) + ', "data": ' + data + "}"
-        utf = unknown_tagged_fields(rec.value)
-    else:
-        payload = ('{"version": ' + ("null" if rec.value_version is None else _text(str(rec.value_version)))
-                   + ', "raw": ' + _text(_b64(rec.value_bytes)) + "}")
-    out = '{"type_name": ' + _text(rec.type_name) + ', "key": ' + key + ', "payload": ' + payload
-    if utf:
-        out += ', "unknown_tagged_fields": ' + _dumps([{"path": p, "tag": t, "data": _b64(d)} for p, t, d in utf])
-    if rec.unknown:
-        out += ', "unknown": true'
-    if rec.newer_than_known:
-        out += ', "newer_than_known": true'
-    if rec.error:
-        out += ', "error": ' + _text(rec.error)
-    return out + "}"
 
 
 def to_json(rec: OffsetsRecord) -> Dict[str, Any]:
