@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sustained fuzzing under ASan + UBSan, one command:
 #   csrc/fuzz/run_sanitized.sh [SECONDS]       (default 120 per target)
-# 1. every C fuzz target (engine + bulk columns, assignors, Streams task assignor, log
-#    scanner) for SECONDS each, through tests/test_native_fuzz.py and
-#    tests/test_streams_fuzz.py;
+# 1. every C fuzz target (engine + bulk columns, assignors, Streams task assignors, log
+#    scanner, JSON-lines writer) for SECONDS each, through tests/test_native_fuzz.py,
+#    tests/test_streams_fuzz.py and tests/test_offsets_dump.py;
 # 2. the package built with KCODEC_SANITIZE=1 in a scratch copy of this tree, and
 #    corrupted fixture segments (and legacy twins of them) through both
 #    __consumer_offsets folds for SECONDS (csrc/fuzz/fuzz_folds.py).
@@ -18,7 +18,8 @@ export KCODEC_SHARED=${KCODEC_SHARED:-$ROOT/../shared}
 
 echo "== C fuzz targets under ASan + UBSan, ${SECS} s each"
 (cd "$ROOT" && KCODEC_FUZZ_SECONDS=$SECS $PY -m pytest -q -p no:cacheprovider \
-    tests/test_native_fuzz.py tests/test_streams_fuzz.py -k asan)
+    tests/test_native_fuzz.py tests/test_streams_fuzz.py tests/test_offsets_dump.py \
+    -k "asan or fuzzes_clean")
 
 echo "== the package built with ASan + UBSan, corrupted segments through both folds, ${SECS} s"
 BUILD=$(mktemp -d)
