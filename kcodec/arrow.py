@@ -143,9 +143,7 @@ def decode_program(prog: Program, values: Any, *, skip: int = 0,
     """:func:`decode` for a compiled program."""
     if skip < 0:
         raise ValueError("skip must be >= 0")
-    if kcodec.NATIVE:
-        return _decode_native(prog, values, skip, select)
-    return _decode_python(prog, values, skip, select)
+    return _engine_rows(prog, values, skip, select)[0]
 
 
 def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
@@ -209,9 +207,7 @@ def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa
     if len(wh) and (wh.max() >= len(progs) or wh.min() < -128):
         raise ValueError(f"which must be < {len(progs)}")
     wh = wh.astype(np.int8, copy=False)
-    if kcodec.NATIVE:
-        return _decode_native(tree, values, skip, None, progs, wh)
-    return _decode_python(tree, values, skip, None, progs, wh)
+    return _engine_rows(tree, values, skip, None, progs, wh)[0]
 
 
 class FramedBatch(NamedTuple):
@@ -290,11 +286,16 @@ def decode_framed(progs: Union[Mapping[int, Any], Sequence[Any]], values: Any,
         if missing:
             raise ValueError(f"{tree.name} v{tree.version} has no field {missing[0]!r}")
         keep = sorted({names.index(f) for f in fields})
-    if kcodec.NATIVE:
-        batch, info = _native_rows(tree, values, skip, select, table, None, width, keep)
-    else:
-        batch, info = _python_rows(tree, values, skip, select, table, None, width, keep)
+    batch, info = _engine_rows(tree, values, skip, select, table, None, width, keep)
     return FramedBatch(batch, info["versions"], info["have"], info["decoded"], info["tagged"])
+
+
+def _engine_rows(prog: Program, values: Any, skip: int, select: Any, progs: Any = None,
+                 which: Any = None, prefix: int = 0,
+                 keep: Optional[List[int]] = None) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
+    """The batch and the rows' info from the engine that is loaded (same result either way)."""
+    rows = _native_rows if kcodec.NATIVE else _python_rows
+    return rows(prog, values, skip, select, progs, which, prefix, keep)
 
 
 # ------------------------------------------------------------------------------ C engine
@@ -309,11 +310,6 @@ def _schema(prog: Program, keep: Optional[List[int]]) -> pa.Schema:
         full = types["schema"]
         got = subs[tuple(keep)] = pa.schema([full.field(i) for i in keep] + [full.field(ERROR_COLUMN)])
     return got
-
-
-def _decode_native(prog: Program, values: Any, skip: int, select: Any,
-                   progs: Any = None, which: Any = None) -> pa.RecordBatch:
-    return _native_rows(prog, values, skip, select, progs, which)[0]
 
 
 def _native_rows(prog: Program, values: Any, skip: int, select: Any,
@@ -392,11 +388,6 @@ def _head(raw: Any, width: int) -> Tuple[int, int]:
     if len(mv) < width:
         return -1, len(mv)
     return int.from_bytes(mv[:width], "big", signed=True), width
-
-
-def _decode_python(prog: Program, values: Any, skip: int, select: Any,
-                   progs: Any = None, which: Any = None) -> pa.RecordBatch:
-    return _python_rows(prog, values, skip, select, progs, which)[0]
 
 
 def _python_rows(prog: Program, values: Any, skip: int, select: Any,

@@ -101,6 +101,6 @@ def test_both_engines_agree_on_a_row_source():
     native = arrow.decode(KEY, arrow.Slices(buf, recs["key_pos"], recs["key_len"], take=[5, 3, 1, 0, 2, 4]),
                           0, skip=2, select=sel)
     prog = kcodec.program(KEY, 0)
-    py = arrow._decode_python(prog, arrow.Slices(buf, recs["key_pos"], recs["key_len"],
-                                                 take=[5, 3, 1, 0, 2, 4]), 2, sel)
+    py = arrow._python_rows(prog, arrow.Slices(buf, recs["key_pos"], recs["key_len"],
+                                               take=[5, 3, 1, 0, 2, 4]), 2, sel)[0]
     assert native.equals(py)
