@@ -28,7 +28,7 @@ from .errors import DecodeError
 from .framing import INT16_VERSION, Frame, VersionPrefix
 
 __all__ = ["arrow_type", "decode", "decode_program", "decode_programs", "decode_framed",
-           "FramedBatch", "fits", "Slices", "ERROR_COLUMN", "to_numpy", "from_numpy"]
+           "FramedBatch", "fits", "common_layout", "Slices", "ERROR_COLUMN", "to_numpy", "from_numpy"]
 
 ERROR_COLUMN = "_error"
 
@@ -180,9 +180,15 @@ def fits(prog: Program, into: Program) -> bool:
     return got
 
 
+def common_layout(progs: Sequence[Program]) -> Optional[Program]:
+    """The last of ``progs`` that every other one :func:`fits` into: the program whose
+    columns :func:`decode_programs` and :func:`decode_framed` give them (None: their
+    columns differ, they need separate passes)."""
+    return next((t for t in reversed(progs) if all(fits(p, t) for p in progs)), None)
+
+
 def _tree(real: List[Program]) -> Program:
-    """The last program that every other one :func:`fits` into."""
-    tree = next((t for t in reversed(real) if all(fits(p, t) for p in real)), None)
+    tree = common_layout(real)
     if tree is None:
         raise ValueError("the programs' columns differ: "
                          + ", ".join(f"{p.name} v{p.version}" for p in real))

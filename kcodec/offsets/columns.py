@@ -106,8 +106,7 @@ def _groups(table: Table) -> List[Table]:
     for v in sorted(table, reverse=True):
         p = table[v]
         for g in out:
-            both = list(g.values()) + [p]
-            if any(all(_KA.fits(q, t) for q in both) for t in both):
+            if _KA.common_layout(list(g.values()) + [p]) is not None:
                 g[v] = p
                 break
         else:
@@ -157,8 +156,7 @@ def _programs() -> Tuple[List[Table], List[Tuple[Tuple[int, ...], List[Tuple[Tab
 def _fields(table: Table) -> List[str]:
     """The value fields the columns take from a table's batch (not the topic id nor the
     unknown tags: a row with tagged fields is checked apart, :func:`_tagged_plain`)."""
-    progs = [table[v] for v in sorted(table)]
-    tree = next(t for t in reversed(progs) if all(_KA.fits(p, t) for p in progs))
+    tree = _KA.common_layout([table[v] for v in sorted(table)])
     names = {f.name for f in _KA.arrow_type(tree.name, tree.version)}
     return [f for f, _, _ in _NUMBERS if f in names] + ["metadata"]
 
