@@ -91,9 +91,10 @@ def _blank(col: Any, mask: np.ndarray) -> Any:
     return _pc.if_else(_KA.from_numpy(mask), "", col) if mask.any() and not _no_text(col) else col
 
 
-# value columns: (field, output column, its value on rows that are not commits)
-_NUMBERS = (("offset", "offset", 0), ("leaderEpoch", "leader_epoch", -1),
-            ("commitTimestamp", "commit_timestamp", 0), ("expireTimestamp", "expire_timestamp", -1))
+# value columns: (field, output column, its value on rows that are not commits, dtype)
+_NUMBERS = (("offset", "offset", 0, np.int64), ("leaderEpoch", "leader_epoch", -1, np.int32),
+            ("commitTimestamp", "commit_timestamp", 0, np.int64),
+            ("expireTimestamp", "expire_timestamp", -1, np.int64))
 
 
 Table = Dict[int, Any]      # version (or record type) -> program
@@ -158,7 +159,7 @@ def _fields(table: Table) -> List[str]:
     unknown tags: a row with tagged fields is checked apart, :func:`_tagged_plain`)."""
     tree = _KA.common_layout([table[v] for v in sorted(table)])
     names = {f.name for f in _KA.arrow_type(tree.name, tree.version)}
-    return [f for f, _, _ in _NUMBERS if f in names] + ["metadata"]
+    return [f for f, *_ in _NUMBERS if f in names] + ["metadata"]
 
 
 def _tagged_plain(buf: Any, vp: np.ndarray, vl: np.ndarray, table: Table,
@@ -190,6 +191,15 @@ def _number(cur: Any, col: Any, mine: np.ndarray, clean: bool, default: int, dty
     return cur
 
 
+def _numbers_filled(out: Dict[str, Any], n: int) -> Dict[str, Any]:
+    """`out` with the number columns no pass wrote, at their values for rows that are not
+    commits."""
+    for _, key, default, dtype in _NUMBERS + ((None, "partition", 0, np.int32),):
+        if key not in out:
+            out[key] = np.full(n, default, dtype)
+    return out
+
+
 def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str, Any]:
     """kind (0 commit, 1 commit tombstone, 2 other) and the commits' columns.
 
@@ -204,12 +214,10 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
     kp, kl = recs["key_pos"], recs["key_len"]
     vp, vl = recs["value_pos"], recs["value_len"]
     if _pa is None:
-        return {"kind": np.full(n, KIND_OTHER, np.int8), "key_type": _int16_at(buf, kp, kl)[0],
-                "value_version": np.full(n, -1, np.int16), "partition": np.zeros(n, np.int32),
-                "offset": np.zeros(n, np.int64), "leader_epoch": np.full(n, -1, np.int32),
-                "commit_timestamp": np.zeros(n, np.int64),
-                "expire_timestamp": np.full(n, -1, np.int64),
-                "group": [""] * n, "topic": [""] * n, "metadata": [""] * n}
+        return _numbers_filled({"kind": np.full(n, KIND_OTHER, np.int8),
+                                "key_type": _int16_at(buf, kp, kl)[0],
+                                "value_version": np.full(n, -1, np.int16),
+                                "group": [""] * n, "topic": [""] * n, "metadata": [""] * n}, n)
     keys, values = _programs()
     ntypes = sum(len(g) for g in keys)
     out: Dict[str, Any] = {}
@@ -250,10 +258,9 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
                     unplain = bad if unplain is None else unplain | bad
                 clean = not len(tagged) or bool(plain[tagged].all())
                 vb = vf.batch
-                for name, key, default in _NUMBERS:
+                for name, key, default, dtype in _NUMBERS:
                     if name in fields:
-                        out[key] = _number(out.get(key), vb.column(name), plain, clean, default,
-                                           np.int64 if key != "leader_epoch" else np.int32)
+                        out[key] = _number(out.get(key), vb.column(name), plain, clean, default, dtype)
                 meta = _merge(meta, vb.column("metadata"), plain)
                 commit |= plain
                 left = left & ~done
@@ -267,11 +274,7 @@ def _commit_columns(buf: Any, recs: np.ndarray, control: np.ndarray) -> Dict[str
         tomb = np.zeros(n, bool)
         out["value_version"] = np.full(n, -1, np.int16)
     out["kind"] = kind
-    for _, key, default in _NUMBERS:
-        if key not in out:
-            out[key] = np.full(n, default, np.int32 if key == "leader_epoch" else np.int64)
-    if "partition" not in out:
-        out["partition"] = np.zeros(n, np.int32)
+    _numbers_filled(out, n)
     empty = _empty_strings(n) if group is None or meta is None else None
     # a key whose value takes the generic path (kind 2): "" as on every other row
     if group is not None:
