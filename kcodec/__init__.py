@@ -26,8 +26,7 @@ from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, K
 __version__ = "0.1.0"
 
 __all__ = [
-    "decode", "read", "encode", "decode_bulk", "to_kafka_json",
-    "from_kafka_json",
+    "decode", "read", "encode", "decode_bulk", "to_kafka_json", "from_kafka_json",
     "Decoded", "spec", "specs", "spec_for_api_key", "spec_for_record_type", "program",
     "MessageSpec", "Versions", "uuid_to_kafka", "uuid_from_kafka", "NATIVE",
     "read_framed", "write_framed", "KcodecError", "CodecError", "DecodeError", "EncodeError", "SchemaError", "UnknownMessageError",
