@@ -1,4 +1,6 @@
-"""The KRaft metadata image kernels (csrc/kc_kraft_image.c): edge cases through the Python API."""
+"""The KRaft metadata image kernels (csrc/kc_kraft_image.c) on their own: warning-free C99, a
+short fuzz run under ASan + UBSan (csrc/fuzz/fuzz_kraft_image.c; KCODEC_FUZZ_SECONDS sets the
+duration), and what that fuzzer found, through the Python API."""
 from __future__ import annotations
 
 import uuid
@@ -8,6 +10,30 @@ import pytest
 
 from kcodec import log
 from kcodec.kraft import encode_record, replay
+
+from .test_native_fuzz import CC, CSRC, SANITIZE, SECONDS, _compile, _run_fuzzer, _sanitizer_works
+
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
+
+
+@needs_cc
+@pytest.mark.parametrize("src", ["kc_kraft_image.c", "fuzz/fuzz_kraft_image.c"])
+def test_c99_warning_free(src, tmp_path):
+    _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
+              "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
+
+
+@needs_cc
+def test_fuzz_kraft_image_asan(tmp_path):
+    """The id index through put / drop / find, the partition index, and partition changes
+    against a model of PartitionRegistration.merge."""
+    if not _sanitizer_works(tmp_path):
+        pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
+    exe = tmp_path / "fuzz_kraft_image"
+    _compile(SANITIZE + [str(CSRC / "kc_kraft_image.c"), str(CSRC / "fuzz" / "fuzz_kraft_image.c"),
+                         "-o", str(exe)], tmp_path)
+    _run_fuzzer(exe, [SECONDS, "3517"], tmp_path)
+
 
 @pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
 def test_epochs_at_int32_max_wrap_as_in_java(twin, monkeypatch):
