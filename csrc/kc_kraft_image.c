@@ -118,6 +118,13 @@ void kc_kraft_parts_find(const int64_t *keys, const int64_t *rows, int64_t nkeys
     }
 }
 
+/* Java's int + 1 (PartitionRegistration.merge): a log may carry an epoch at INT32_MAX,
+ * which the next change wraps to INT32_MIN; in C that overflow would be undefined */
+static int32_t epoch_bump(int32_t epoch)
+{
+    return epoch == INT32_MAX ? INT32_MIN : epoch + 1;
+}
+
 void kc_kraft_apply_changes(int64_t n, const int64_t *rows, const int32_t *leader,
                             const int8_t *lrs, const kc_kraft_list_in *lists,
                             int32_t *leader_col, int32_t *leader_epoch_col,
@@ -128,10 +135,10 @@ void kc_kraft_apply_changes(int64_t n, const int64_t *rows, const int32_t *leade
         int64_t r = rows[i];
         if (r < 0)
             continue;
-        partition_epoch_col[r] += 1;
+        partition_epoch_col[r] = epoch_bump(partition_epoch_col[r]);
         if (leader[i] != KC_KRAFT_NO_LEADER_CHANGE) {
             leader_col[r] = leader[i];
-            leader_epoch_col[r] += 1;
+            leader_epoch_col[r] = epoch_bump(leader_epoch_col[r]);
         }
         if (lrs[i] != -1)
             lrs_col[r] = lrs[i];
