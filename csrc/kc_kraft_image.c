@@ -91,7 +91,8 @@ void kc_kraft_parts_find(const int64_t *keys, const int64_t *rows, int64_t nkeys
 {
     for (int64_t i = 0; i < n; i++) {
         int32_t t = topic[i];
-        int64_t key = ((int64_t)t * ((int64_t)1 << 32)) | (int64_t)partition[i];
+        /* the id's 32 bits, masked: a negative id must not spill into the topic's bits */
+        int64_t key = ((int64_t)t * ((int64_t)1 << 32)) | (int64_t)(uint32_t)partition[i];
         int64_t hit = -1;
         if (t < 0 || nkeys == 0) {
             out[i] = -1;

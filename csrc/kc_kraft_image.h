@@ -25,7 +25,7 @@ void kc_kraft_ids_put(const uint8_t *keys, int32_t *slots, int64_t cap,
                       const int32_t *rows, int64_t n);
 int kc_kraft_ids_drop(const uint8_t *keys, int32_t *slots, int64_t cap, int32_t row);
 
-/* Partition index: `keys` ascending (topic << 32 | partition, as int64), `rows` the row
+/* Partition index: `keys` ascending (topic << 32 | the partition id's 32 bits, as int64), `rows` the row
  * of each; `topic_start[t]` (t < ntopics) the position of topic t's first key.  Row of
  * each (topic[i], partition[i]), -1 when not indexed: a topic's partitions are mostly
  * 0..N-1, so the guess topic_start + partition mostly hits; else a binary search. */

@@ -55,3 +55,29 @@ def test_epochs_at_int32_max_wrap_as_in_java(twin, monkeypatch):
     p = img.partition("a", 0)
     assert img.issues == []
     assert (p["leaderEpoch"], p["partitionEpoch"]) == (-2**31, -2**31)
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["kernel", "python-twin"])
+def test_negative_partition_ids_of_two_topics_stay_apart(twin, monkeypatch):
+    # The partition index keys on (topic index, partition id): a negative id must not
+    # sign-extend over the topic's bits, or a/-1 and b/-1 share a key and a change to one
+    # lands on the other (Kafka keeps each topic's partitions in a map of its own)
+    from kcodec.kraft import _image_py, image as image_mod
+    if twin:
+        monkeypatch.setattr(image_mod, "_kernels", _image_py)
+    ta, tb = uuid.UUID(int=1), uuid.UUID(int=2)
+
+    def part(tid, pid):
+        return (None, encode_record("PartitionRecord", {
+            "partitionId": pid, "topicId": tid, "replicas": [1, 2], "isr": [1, 2], "leader": 1}, 0))
+    recs = [(None, encode_record("TopicRecord", {"name": "a", "topicId": ta}, 0)),
+            (None, encode_record("TopicRecord", {"name": "b", "topicId": tb}, 0)),
+            part(ta, -1), part(ta, 0), part(tb, -1), part(tb, 0),
+            (None, encode_record("PartitionChangeRecord", {"partitionId": -1, "topicId": ta, "leader": 2}, 0))]
+    img = replay(log.encode_batch(recs))
+    assert img.partition("a", -1)["leader"] == 2
+    assert img.partition("b", -1)["leader"] == 1
+    assert [img.partition(t, 0)["leader"] for t in "ab"] == [1, 1]
+    assert img.partition_count() == 4
+    with pytest.raises(KeyError):
+        img.partition("a", 2**32 - 1)

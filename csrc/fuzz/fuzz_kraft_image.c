@@ -9,8 +9,8 @@
  *   each id points to) gives every answer: find returns the row last put for that id,
  *   drop says whether the row was indexed, and after every call the table holds each
  *   indexed row exactly once, rows of the key table only, and still a free slot.
- * - partition index: keys ascending (topic << 32 | partition, negative partitions
- *   sign-extended as kcodec.kraft builds them) or in any order with repeats, topic
+ * - partition index: keys ascending (topic << 32 | the partition id's 32 bits, as
+ *   kcodec.kraft builds them) or in any order with repeats, topic
  *   starts right or anywhere in 0..nkeys, queries with negative, huge and unknown topics
  *   and partitions.  Sorted unique keys: each answer is the linear search's; any keys:
  *   -1 or the row of a position holding exactly that key.
@@ -174,8 +174,9 @@ static void run_ids(reader *r)
 
 static int64_t part_key(int32_t t, int32_t p)
 {
-    /* as kcodec.kraft builds them: (topic << 32) | partition, the partition sign-extended */
-    return (int64_t)((uint64_t)(uint32_t)t << 32) | (int64_t)p;
+    /* as kcodec.kraft builds them: (topic << 32) | the partition id's 32 bits (masked, so
+     * that a negative id cannot alias another topic's partition) */
+    return (int64_t)((uint64_t)(uint32_t)t << 32) | (int64_t)(uint32_t)p;
 }
 
 static int cmp64(const void *a, const void *b)

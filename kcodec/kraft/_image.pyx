@@ -85,7 +85,7 @@ def ids_drop(const uint8_t[:, ::1] keys, int32_t[::1] slots, int32_t row):
 def parts_find(const int64_t[::1] keys, const int64_t[::1] rows, const int64_t[::1] topic_start,
                const int32_t[::1] topic, const int32_t[::1] partition):
     """Row of each (topic[i], partition[i]) in the partition index (``keys`` ascending,
-    ``topic << 32 | partition``; ``rows`` their rows; ``topic_start[t]`` where topic t's
+    ``topic << 32 | (partition & 0xFFFFFFFF)``; ``rows`` their rows; ``topic_start[t]`` where topic t's
     keys begin), -1 when not indexed."""
     cdef int64_t n = topic.shape[0], nkeys = keys.shape[0], i
     if partition.shape[0] != n or rows.shape[0] != nkeys:

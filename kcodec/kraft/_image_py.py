@@ -86,11 +86,18 @@ def ids_drop(keys: np.ndarray, slots: np.ndarray, row: int) -> bool:
     return True
 
 
+def partition_keys(topic: Any, partition: Any) -> np.ndarray:
+    """The partition index's keys, as the C kernel builds them: the topic index in the high
+    32 bits, the partition id's 32 bits below (masked, so that a negative id cannot spill
+    into the topic's bits and alias another topic's partition)."""
+    return (np.asarray(topic, np.int64) << 32) | (np.asarray(partition, np.int64) & 0xFFFFFFFF)
+
+
 def parts_find(keys: np.ndarray, rows: np.ndarray, topic_start: np.ndarray, topic: np.ndarray,
                partition: np.ndarray) -> np.ndarray:
     if len(partition) != len(topic) or len(rows) != len(keys):
         raise ValueError("arrays of unequal length")
-    want = (topic.astype(np.int64) << 32) | partition.astype(np.int64)
+    want = partition_keys(topic, partition)
     pos = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
     out = np.full(len(topic), -1, np.int64)
     if len(keys):

@@ -182,7 +182,7 @@ class Partitions:
         self.dir_index: Dict[bytes, int] = {}
         self._dir_keys = np.zeros((0, 16), np.uint8)     # dir_ids' bytes, and their index
         self._dir_slots = np.full(16, -1, np.int32)
-        self._keys = np.zeros(0, np.int64)     # sorted (topic << 32 | partition) of live rows
+        self._keys = np.zeros(0, np.int64)     # sorted partition_keys of live rows
         self._rows = np.zeros(0, np.int64)
         self._kbuf, self._rbuf = self._keys, self._rows     # room to append (keys, rows: views)
         self._topic_start: Optional[np.ndarray] = None   # per topic: its first key's position
@@ -202,7 +202,7 @@ class Partitions:
                 + self.directories.nbytes())
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """Row of each key (``topic index << 32 | partition id``), -1 when unknown."""
+        """Row of each key (:func:`_image_py.partition_keys`), -1 when unknown."""
         keys = np.asarray(keys, np.int64)
         return self.find((keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32))
 
@@ -306,7 +306,7 @@ class Partitions:
         return d
 
     def row_key(self, r: int) -> int:
-        return (int(self.topic.data[r]) << 32) | int(self.partition.data[r])
+        return int(_image_py.partition_keys(self.topic.data[r], self.partition.data[r]))
 
 
 class MetadataImage:
@@ -365,7 +365,9 @@ class MetadataImage:
 
     def partition(self, topic: str, partition: int) -> Dict[str, Any]:
         idx = self.topics.by_name[topic]
-        r = int(self.partitions.lookup(np.array([(idx << 32) | partition], np.int64))[0])
+        if not -2**31 <= partition < 2**31:         # not an int32 partition id: none has it
+            raise KeyError(f"{topic}-{partition}")
+        r = int(self.partitions.lookup(_image_py.partition_keys([idx], [partition]))[0])
         if r < 0:
             raise KeyError(f"{topic}-{partition}")
         return self.partitions.row(r)
@@ -548,7 +550,7 @@ class MetadataImage:
             getattr(p, attr).append_flat(flat, np.maximum(lens, 0))
         flat, lens = pc.lists["directories"]
         p.directories.append_flat(p.dir_indexes(flat), np.maximum(lens, 0))
-        keys = (tidx.astype(np.int64) << 32) | pc.scalar["partitionId"].astype(np.int64)
+        keys = _image_py.partition_keys(tidx, pc.scalar["partitionId"])
         p.index_add(keys, np.arange(base, base + m, dtype=np.int64))
 
     def _apply_changes(self, pc: "_PartCols", version: int) -> None:
@@ -615,7 +617,7 @@ class MetadataImage:
         rows = np.array(self._topic_rows(idx), np.int64)
         if len(rows):
             p.alive.data[rows] = False
-            p.index_remove(np.sort((np.int64(idx) << 32) | p.partition.data[rows].astype(np.int64)))
+            p.index_remove(np.sort(_image_py.partition_keys(idx, p.partition.data[rows])))
         name = self.topics.names[idx]
         self.topics.remove(idx)
         self.configs.pop((2, name), None)
@@ -657,7 +659,7 @@ class MetadataImage:
             setattr(q, a, getattr(p, a).compact(keep))
         q.dir_ids, q.dir_index = p.dir_ids, p.dir_index
         q._dir_keys, q._dir_slots = p._dir_keys, p._dir_slots
-        keys = (q.topic.view.astype(np.int64) << 32) | q.partition.view.astype(np.int64)
+        keys = _image_py.partition_keys(q.topic.view, q.partition.view)
         order = np.argsort(keys, kind="stable")
         q._set_index(keys[order], order.astype(np.int64))
         self.partitions = q
