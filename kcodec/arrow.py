@@ -9,7 +9,7 @@ list<struct<tag: int32, data: binary>>`` on every flexible struct.
 
 :func:`decode` returns the same batch whichever engine is loaded: the C engine appends
 every row straight into Arrow buffers (csrc/kc_columns.c); the pure-Python engine
-decodes row by row and lets pyarrow build the arrays.
+decodes row by row and fills the same buffers from Python.
 """
 from __future__ import annotations
 
@@ -336,9 +336,10 @@ def _native_rows(prog: Program, values: Any, skip: int, select: Any,
     arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
     n = bufs[0][1]
     if errors:
-        col = np.full(n, None, object)
-        col[list(errors)] = list(errors.values())
-        arrays.append(pa.array(col, pa.string()))
+        col: List[Optional[str]] = [None] * n
+        for row, text in errors.items():
+            col[row] = text
+        arrays.append(_strings(col))
     else:
         arrays.append(pa.nulls(n, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
@@ -425,15 +426,70 @@ def _python_rows(prog: Program, values: Any, skip: int, select: Any,
         errors.append(err)
         decoded.append(value is not None)
         tagged.append(_root_tagged(p, raw, skip) if value is not None else 0)
+    bufs: List[Any] = [None] * len(nodes)
+    _fill(nodes, 0, rows, bufs)
     types = _types(prog)
-    # flatten(): a null row is null in every field
-    arrays = pa.array(rows, type=types["struct"]).flatten()
-    if keep is not None:
-        arrays = [arrays[i] for i in keep]
-    arrays.append(pa.array(errors, pa.string()))
+    kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
+    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
+    arrays.append(_strings(errors))
     info["decoded"] = np.array(decoded, bool)
     info["tagged"] = np.array(tagged, np.int32)
     return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
+
+
+# Arrow arrays from Python values through the buffers, like the C engine's: pyarrow's own
+# conversion of lists (pa.array) imports pandas (see _NUMPY above).
+
+def _bits(flags: List[bool]) -> bytes:
+    return np.packbits(np.array(flags, bool), bitorder="little").tobytes()
+
+
+def _offsets(lens: List[int]) -> np.ndarray:
+    out = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=out[1:])
+    if out[-1] > 0x7FFFFFFF:
+        raise ValueError(f"a column of {out[-1]} bytes or items is over Arrow's 2 GiB (int32 offsets)")
+    return out.astype(np.int32)
+
+
+def _var(vals: List[Any]) -> Tuple[np.ndarray, bytes]:
+    """(offsets, data) of strings/bytes (None: empty)."""
+    parts = [b"" if v is None else v.encode("utf-8") if isinstance(v, str) else bytes(v)
+             for v in vals]
+    return _offsets([len(p) for p in parts]), b"".join(parts)
+
+
+def _fill(nodes: List[Node], i: int, vals: List[Any], bufs: List[Any]) -> None:
+    """``bufs[j]`` for node ``i`` and its subtree, as ``decode_columns`` gives them (kind,
+    rows, validity, values, offsets, data), from the rows' values in the Python form of
+    the column (:func:`to_arrow_value`; None: null, and null in every field below)."""
+    n = nodes[i]
+    valid = _bits([v is not None for v in vals]) if None in vals else None
+    values = offsets = data = None
+    if n.kind == N_STRUCT:
+        for k in n.kids:
+            name = nodes[k].name
+            _fill(nodes, k, [None if v is None else v[name] for v in vals], bufs)
+    elif n.kind == N_LIST:
+        offsets = _offsets([0 if v is None else len(v) for v in vals])
+        _fill(nodes, n.kids[0], [x for v in vals if v is not None for x in v], bufs)
+    elif n.kind == N_VAR:
+        offsets, data = _var(vals)
+    elif n.kind == N_BOOL:
+        values = _bits([bool(v) for v in vals])
+    elif n.type == T_UUID:
+        values = b"".join(bytes(16) if v is None else bytes(v) for v in vals)
+    else:
+        values = np.array([0 if v is None else v for v in vals], _NUMPY[_FIXED[n.type]])
+    bufs[i] = (n.kind, len(vals), valid, values, offsets, data)
+
+
+def _strings(texts: List[Optional[str]]) -> pa.Array:
+    """A string array of ``texts`` (None: null)."""
+    offsets, data = _var(texts)
+    valid = None if None not in texts else pa.py_buffer(_bits([t is not None for t in texts]))
+    return pa.Array.from_buffers(pa.string(), len(texts),
+                                 [valid, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def _selected(select: Any, n: int) -> List[bool]:

@@ -78,8 +78,24 @@ def test_engines_give_identical_batches(monkeypatch):
             m.setattr(kcodec, "_engine", _codec_py)
             m.setattr(kcodec, "NATIVE", False)
             py = KA.decode(name, values, version)
+        py.validate(full=True)
         assert native.schema.equals(py.schema), name
         assert native.equals(py), (name, version)
+
+
+@pytest.mark.parametrize("no_ext", ["", "1"], ids=["native", "python"])
+def test_decode_with_bad_rows_never_imports_pandas(no_ext, monkeypatch):
+    # both engines build every column, the bad rows' error texts too, from buffers:
+    # pyarrow's conversion of lists would import pandas
+    from ._shared import run_without_pandas
+    monkeypatch.setenv("KCODEC_NO_EXTENSIONS", no_ext)
+    run_without_pandas("import kcodec\n"
+                       "from kcodec.arrow import decode\n"
+                       "ok = kcodec.encode('OffsetCommitValue', {'offset': 7, 'metadata': 'm'}, 3)\n"
+                       "b = decode('OffsetCommitValue', [ok, ok[:-1], None], 3)\n"
+                       "b.validate(full=True)\n"
+                       "assert b.column('offset').to_pylist() == [7, None, None]\n"
+                       "assert b.column('_error').null_count == 2\n")
 
 
 def test_arrow_type_offset_commit_value():
