@@ -77,6 +77,8 @@ def ids_put(const uint8_t[:, ::1] keys, int32_t[::1] slots, const int32_t[::1] r
 def ids_drop(const uint8_t[:, ::1] keys, int32_t[::1] slots, int32_t row):
     """Stop indexing row ``row`` of ``keys``; False when it was not indexed."""
     _check_slots(slots)
+    if keys.shape[1] != 16:
+        raise ValueError("ids are 16 bytes")
     if row < 0 or row >= keys.shape[0]:
         raise IndexError(f"row {row} outside the key table")
     return bool(kc_kraft_ids_drop(&keys[0, 0], &slots[0], slots.shape[0], row))
@@ -140,6 +142,8 @@ def apply_changes(const int64_t[::1] rows, const int32_t[::1] leader, const int8
         st, ln, nl, cv = st_, ln_, nl_, cv_
         if st.shape[0] < nrows or ln.shape[0] < nrows or nl.shape[0] < nrows:
             raise ValueError("list column shorter than the partition columns")
+        if used < 0 or used > cv.shape[0]:
+            raise ValueError("list values used outside the values")
         outs[k].start, outs[k].length, outs[k].null = &st[0], &ln[0], &nl[0]
         outs[k].values = &cv[0] if cv.shape[0] else NULL
         outs[k].values_n = used
@@ -164,7 +168,7 @@ def apply_changes(const int64_t[::1] rows, const int32_t[::1] leader, const int8
         if val_ is not None:
             val = val_
             keep.append(val)
-            if (voff + n + 7) // 8 > val.shape[0]:
+            if voff < 0 or (voff + n + 7) // 8 > val.shape[0]:
                 raise ValueError("validity bitmap too short")
             ins[k].validity = &val[0]
             ins[k].validity_offset = voff

@@ -106,6 +106,11 @@ def parts_find(keys: np.ndarray, rows: np.ndarray, topic_start: np.ndarray, topi
     return out
 
 
+def _next_epoch(epoch: Any) -> int:
+    """Java's ``int + 1``: INT32_MAX wraps to INT32_MIN."""
+    return (int(epoch) + 1 + 2**31) % 2**32 - 2**31
+
+
 def apply_changes(rows: np.ndarray, leader: np.ndarray, lrs: np.ndarray,
                   lists: Sequence[Optional[Tuple[np.ndarray, Optional[np.ndarray], int, np.ndarray]]],
                   leader_col: np.ndarray, leader_epoch_col: np.ndarray,
@@ -131,10 +136,10 @@ def apply_changes(rows: np.ndarray, leader: np.ndarray, lrs: np.ndarray,
     for i, r in enumerate(rows.tolist()):
         if r < 0:
             continue
-        partition_epoch_col[r] += 1
+        partition_epoch_col[r] = _next_epoch(partition_epoch_col[r])
         if leader[i] != -2:
             leader_col[r] = leader[i]
-            leader_epoch_col[r] += 1
+            leader_epoch_col[r] = _next_epoch(leader_epoch_col[r])
         if lrs[i] != -1:
             lrs_col[r] = lrs[i]
         for k, lin in enumerate(lists):
