@@ -286,8 +286,8 @@ def decode_framed(progs: Union[Mapping[int, Any], Sequence[Any]], values: Any,
     tree = _tree(real)
     keep = None
     if fields is not None:
-        kids = layout(tree)[0].kids
-        names = [layout(tree)[k].name for k in kids]
+        nodes = layout(tree)
+        names = [nodes[k].name for k in nodes[0].kids]
         missing = [f for f in fields if f not in names]
         if missing:
             raise ValueError(f"{tree.name} v{tree.version} has no field {missing[0]!r}")
@@ -331,18 +331,26 @@ def _native_rows(prog: Program, values: Any, skip: int, select: Any,
             take=values.take, **kw)
     else:
         bufs, errors, info = kcodec._engine.decode_columns(prog, values, **kw)
-    types = _types(prog)
-    kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
-    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
     n = bufs[0][1]
     if errors:
         col: List[Optional[str]] = [None] * n
         for row, text in errors.items():
             col[row] = text
-        arrays.append(_strings(col))
+        error_column = _strings(col)
     else:
-        arrays.append(pa.nulls(n, pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
+        error_column = pa.nulls(n, pa.string())
+    return _batch(prog, nodes, bufs, keep, error_column), info
+
+
+def _batch(prog: Program, nodes: List[Node], bufs: List[Any], keep: Optional[List[int]],
+           error_column: pa.Array) -> pa.RecordBatch:
+    """The batch of the top-level columns (``keep``: those only) from either engine's
+    buffers, then ``_error``."""
+    types = _types(prog)
+    kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
+    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
+    arrays.append(error_column)
+    return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep))
 
 
 def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int) -> pa.Array:
@@ -428,13 +436,9 @@ def _python_rows(prog: Program, values: Any, skip: int, select: Any,
         tagged.append(_root_tagged(p, raw, skip) if value is not None else 0)
     bufs: List[Any] = [None] * len(nodes)
     _fill(nodes, 0, rows, bufs)
-    types = _types(prog)
-    kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
-    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
-    arrays.append(_strings(errors))
     info["decoded"] = np.array(decoded, bool)
     info["tagged"] = np.array(tagged, np.int32)
-    return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep)), info
+    return _batch(prog, nodes, bufs, keep, _strings(errors)), info
 
 
 # Arrow arrays from Python values through the buffers, like the C engine's: pyarrow's own
