@@ -23,7 +23,8 @@ cached in memory first) through
 Each variant's output is forced with an aggregate over one of its fields.  (b) runs on the
 first ``--udf-rows`` rows only (it is slow) and is compared by rate.  Peak memory comes
 from Spark's executor metrics (JVM heap and the Python workers' RSS), read from the
-status REST API after each variant (peaks are cumulative in the order c, a, b).
+status REST API after each variant's first run (peaks are cumulative in the order the
+variants run: c, d, a2, a3, a, b).
 CPU time is split between the JVM and the Python workers.
 Targets (issue 10): (a) within 1.5x of (c); (a) at least 10x faster than (b).  (a2), (a3)
 and (d) are reported against (c) and (a).
@@ -264,7 +265,7 @@ def main(argv=None) -> int:
     best: dict = {}
 
     def timed(name):
-        label, data, q = variants[name]
+        _, data, q = variants[name]
         c0, t = _tree_cpu(), time.perf_counter()
         q(data).collect()
         wall, c1 = time.perf_counter() - t, _tree_cpu()
