@@ -29,8 +29,9 @@ def test_downgrade_refused_and_allowed(capsys):
     assert main(["features", "downgrade", "--feature", "metadata.version=3.9-IV0", "--dry-run",
                  str(SEGMENTS)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("Could not downgrade metadata.version to 3.9-IV0. Unsupported "
-                          "metadata.version downgrade from 27 to 21.")
+    assert out.startswith("Could not downgrade metadata.version to 3.9-IV0. The update failed for "
+                          "all features since the following feature had an error: Invalid "
+                          "metadata.version 21. Refusing to perform")
     assert "would lose PartitionRecord.eligibleLeaderReplicas in 184 record(s)" in out
     assert main(["features", "downgrade", "--metadata", "4.1-IV0", "--dry-run", str(SEGMENTS)]) == 0
     assert capsys.readouterr().out.startswith("metadata.version can be downgraded to 4.1-IV0.")

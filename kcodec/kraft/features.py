@@ -157,9 +157,10 @@ def validate_level(name: str, level: int, proposed: Dict[str, int]) -> Optional[
     """Feature.validateVersion: the reason ``name`` cannot be at ``level`` given the
     ``proposed`` levels (metadata.version included), or None."""
     mv = proposed.get(FEATURE_NAME)
-    if level >= 1 and (mv is None or mv < MINIMUM_BOOTSTRAP_LEVEL):
+    # Kafka 4.1.1 Feature.validateVersion: any enabled feature needs MetadataVersion.MINIMUM_VERSION
+    if level >= 1 and (mv is None or mv < MINIMUM.level):
         return (f"{name} could not be set to {level} because it depends on "
-                f"metadata.version=4 (3.3-IV0)")
+                f"metadata.version={MINIMUM.level} ({MINIMUM.version})")
     for dep, need in feature(name).level(level).dependencies.items():
         have = proposed.get(dep)
         if have is None or have < need:

@@ -1,9 +1,13 @@
 """UpdateFeatures against an image, with Kafka 4.1.1's controller semantics
 (FeatureControlManager.updateFeatures, QuorumFeatures, Feature.validateVersion).
 
-Every failure is ``INVALID_UPDATE_VERSION`` (95) with the controller's message; any
-failing feature fails the whole request and writes nothing.  A dry run
-(``validate_only``) runs every check and returns the records it would have written.
+Every failure is ``INVALID_UPDATE_VERSION`` (95) with the message QuorumController answers
+(``The update failed for all features since the following feature had an error: `` and the
+first failing feature's reason); any failing feature fails the whole request and writes
+nothing.  Enabling ``eligible.leader.replicas.version`` also writes what
+``ConfigurationControlManager`` adds ahead of the feature records: a cluster-level
+``min.insync.replicas`` when the cluster has none, and the removal of broker-level ones.
+A dry run (``validate_only``) runs every check and writes nothing.
 
     >>> from kcodec.kraft.planner import FeatureUpdate, plan
     >>> # plan(image, [FeatureUpdate("metadata.version", 21, "SAFE_DOWNGRADE")])
@@ -12,18 +16,23 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from kcodec._java import java_hashmap_order
+from kcodec._java import java_hashmap_order, timeline_hash_order
 
 from . import features as F
 from .image import MetadataImage
 
 __all__ = ["FeatureUpdate", "UpdateResult", "Downgrade", "plan", "UPGRADE_TYPES",
-           "INVALID_UPDATE_VERSION", "classify_downgrade"]
+           "INVALID_UPDATE_VERSION", "classify_downgrade", "ERROR_PREFIX"]
 
 INVALID_UPDATE_VERSION = 95
 #: FeatureUpdate.UpgradeType
 UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
 _KRAFT = "kraft.version"
+_ELR = "eligible.leader.replicas.version"
+_MIN_ISR = "min.insync.replicas"
+_BROKER = 4                        # ConfigResource.Type.BROKER
+#: what QuorumController.updateFeatures puts ahead of the failing feature's reason
+ERROR_PREFIX = "The update failed for all features since the following feature had an error: "
 
 
 class FeatureUpdate(NamedTuple):
@@ -87,8 +96,11 @@ def _invalid_mv(level: int, msg: str) -> str:
     return f"Invalid metadata.version {level}. {msg}"
 
 
-def _unsupported_downgrade(cur: int, new: int, msg: str) -> str:
-    return f"Unsupported metadata.version downgrade from {cur} to {new}. {msg}"
+def _timeline_order(ids: Iterable[int]) -> List[int]:
+    """Node ids in the order the controller's TimelineHashMap/TimelineHashSet iterates them
+    (filled in image order)."""
+    ks = list(ids)
+    return [ks[i] for i in timeline_hash_order(ks)]
 
 
 class _Controller:
@@ -119,14 +131,14 @@ class _Controller:
                                   self.local.get(feature, (0, 0)))
         if r:
             return r
-        for bid in sorted(self.brokers):    # HashMap<Integer, ...>: ascending small ids
+        for bid in _timeline_order(self.brokers):   # ClusterControlManager's registrations
             r = _reason_not_supported(level, f"Broker {bid}", self.brokers[bid].get(feature, (0, 0)))
             if r:
                 return r
         mv = F.metadata_version(image.metadata_version or F.MINIMUM.level)
         if mv.properties["isControllerRegistrationSupported"]:
             found = {self.node_id}
-            for cid in sorted(self.controllers):
+            for cid in _timeline_order(self.controllers):
                 if cid == self.node_id:
                     continue
                 r = _reason_not_supported(level, f"Controller {cid}",
@@ -143,13 +155,15 @@ class _Controller:
 def plan(image: MetadataImage, updates: Sequence[Union[FeatureUpdate, Tuple[str, int, str]]], *,
          validate_only: bool = False, controller_id: Optional[int] = None,
          local_supported: Optional[Dict[str, Tuple[int, int]]] = None,
-         unstable: bool = False) -> UpdateResult:
+         unstable: bool = False, static_min_insync_replicas: int = 1) -> UpdateResult:
     """Validate an UpdateFeatures request against ``image`` as Kafka 4.1.1's active
     controller would, and return its error and the records it would write.
 
     The local controller's supported ranges are the ones it registered
     (RegisterControllerRecord), else ``local_supported``, else a 4.1.1 controller's
-    defaults (``unstable``: with unstable feature versions enabled)."""
+    defaults (``unstable``: with unstable feature versions enabled).
+    ``static_min_insync_replicas``: the controller's own ``min.insync.replicas`` (its
+    server.properties, default 1), the value it writes for the cluster when enabling ELR."""
     ups = [FeatureUpdate(*u) for u in updates]
     by_name: Dict[str, FeatureUpdate] = {}
     for u in ups:
@@ -168,10 +182,37 @@ def plan(image: MetadataImage, updates: Sequence[Union[FeatureUpdate, Tuple[str,
         if dg is not None:
             downgrade = dg
         if err is not None:
-            return UpdateResult(INVALID_UPDATE_VERSION, "INVALID_UPDATE_VERSION", err, [],
-                                validate_only, downgrade)
+            return UpdateResult(INVALID_UPDATE_VERSION, "INVALID_UPDATE_VERSION", ERROR_PREFIX + err,
+                                [], validate_only, downgrade)
         records.extend(recs)
-    return UpdateResult(0, "NONE", None, [] if validate_only else records, validate_only, downgrade)
+    if validate_only:
+        return UpdateResult(0, "NONE", None, [], validate_only, downgrade)
+    if by_name.get(_ELR, FeatureUpdate(_ELR, 0)).level > 0:
+        records[:0] = _elr_safety_records(image, static_min_insync_replicas)
+    return UpdateResult(0, "NONE", None, records, validate_only, downgrade)
+
+
+def _elr_safety_records(image: MetadataImage, static_min_isr: int) -> List[Tuple[str, dict, int]]:
+    """ConfigurationControlManager.maybeGenerateElrSafetyRecords: with ELR the cluster-level
+    min.insync.replicas must exist (the controller's static value) and broker-level ones go."""
+    out: List[Tuple[str, dict, int]] = []
+    if _MIN_ISR not in image.configs.get((_BROKER, ""), {}):
+        out.append(("ConfigRecord", {"resourceType": _BROKER, "resourceName": "", "name": _MIN_ISR,
+                                     "value": str(static_min_isr)}, 0))
+    # brokersWithConfigs: a TimelineHashSet of the broker ids that have any config
+    with_configs = {}
+    for rtype, name in image.configs:
+        if rtype == _BROKER and name != "":
+            try:
+                with_configs.setdefault(int(name), name)
+            except ValueError:
+                continue
+    for bid in _timeline_order(with_configs):
+        name = with_configs[bid]
+        if _MIN_ISR in image.configs[(_BROKER, name)]:
+            out.append(("ConfigRecord", {"resourceType": _BROKER, "resourceName": name,
+                                         "name": _MIN_ISR, "value": None}, 0))
+    return out
 
 
 def _update_feature(image: MetadataImage, ctl: _Controller, u: FeatureUpdate,
@@ -227,11 +268,10 @@ def _update_metadata_version(image: MetadataImage, level: int, current: int, uns
         dg = classify_downgrade(image, new.level, current)
         if dg.lossy:
             if unsafe:
-                return _unsupported_downgrade(current, new.level, "Unsafe metadata downgrade is "
-                                              "not supported in this version."), [], dg
-            return _unsupported_downgrade(current, new.level, "Refusing to perform the requested "
-                                          "downgrade because it might delete metadata "
-                                          "information."), [], dg
+                return _invalid_mv(new.level, "Unsafe metadata downgrade is not supported in "
+                                   "this version."), [], dg
+            return _invalid_mv(new.level, "Refusing to perform the requested downgrade because "
+                               "it might delete metadata information."), [], dg
     return None, [("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": level}, 0)], dg
 
 

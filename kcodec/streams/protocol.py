@@ -11,8 +11,13 @@ Streams runs on the classic consumer protocol (assignor name ``"stream"``): its
 * ``AssignmentInfo`` is written by hand in Kafka (``DataOutputStream``); its layouts are the
   table :data:`ASSIGNMENT_LAYOUT` read and written by one interpreter.
 
-Decoding keeps wire order (Java HashMap/HashSet iteration order on the sender), so encoding a
-decoded value reproduces the bytes; :func:`subscription_to_json`/:func:`assignment_to_json` give
+Encoding new values writes what Kafka writes for the same constructor inputs: the sets and
+maps Kafka builds inside its encoders (the ``HashSet<TaskId>`` of v1-v6 subscriptions, the
+``HashMap`` grouping v7-v9 offset sums by subtopology, the ``HashMap`` topic dictionary of v5+
+assignments) come out in Java's iteration order (:mod:`kcodec._java`); the maps the caller
+hands over keep the caller's order.  Decoding keeps wire order and marks it
+(``SubscriptionInfo.wire_order``, ``AssignmentInfo.topic_dictionary``), so encoding a decoded
+value reproduces its bytes; :func:`subscription_to_json`/:func:`assignment_to_json` give
 Kafka's decoded view with sets and maps sorted.
 """
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import kcodec
+from kcodec._java import hash_order, java_string_hash, java_string_key, task_id_hash
 from kcodec.consumer import TopicPartition
 from kcodec.errors import EncodeError
 from kcodec.framing import Reader, VersionPrefix, Writer
@@ -101,8 +107,10 @@ class SubscriptionInfo:
 
     ``task_offset_sums`` maps every task the member has state for to its offset sum
     (``LATEST_OFFSET`` = running active task); v1-v6 carry it as previous active tasks and
-    standby tasks, which decode to ``LATEST_OFFSET`` and ``UNKNOWN_OFFSET_SUM``.  A
-    subscription newer than :data:`LATEST_SUPPORTED_VERSION` has ``future=True`` and only
+    standby tasks, which decode to ``LATEST_OFFSET`` and ``UNKNOWN_OFFSET_SUM``.
+    ``wire_order``: ``task_offset_sums`` is already in the order of the bytes it was decoded
+    from (set by :func:`decode_subscription`); when False, encoding orders the sets and maps
+    Kafka's constructor builds from it as Java iterates them.  A subscription newer than :data:`LATEST_SUPPORTED_VERSION` has ``future=True`` and only
     ``version``/``latest_supported_version`` (the rest of its bytes in ``trailing``).
     """
     version: int
@@ -115,6 +123,7 @@ class SubscriptionInfo:
     client_tags: Dict[str, str] = field(default_factory=dict)
     future: bool = False
     trailing: bytes = b""          # bytes after the body (Kafka ignores them)
+    wire_order: bool = False
 
     @property
     def prev_tasks(self) -> List[TaskId]:
@@ -179,7 +188,18 @@ def decode_subscription(data: Any) -> SubscriptionInfo:
         unique_field=w.get("uniqueField", 0),
         error_code=w.get("errorCode", 0),
         client_tags={_text(t["key"]): _text(t["value"]) for t in w.get("clientTags") or []},  # type: ignore[misc]
-        trailing=d.trailing)
+        trailing=d.trailing, wire_order=True)
+
+
+def _task_set_order(tasks: List[TaskId]) -> List[TaskId]:
+    # Kafka 4.1.1 SubscriptionInfo (v1-v6): prevTasks/standbyTasks are fresh HashSet<TaskId>s
+    return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
+                                         [task_sort_key(t) for t in tasks])]
+
+
+def _subtopology_order(subtopologies: List[int]) -> List[int]:
+    # v7-v9: offset sums grouped with HashMap<Integer, List>.computeIfAbsent(subtopology)
+    return [subtopologies[i] for i in hash_order(subtopologies, subtopologies, compute_if_absent=True)]
 
 
 def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -> bytes:
@@ -204,15 +224,18 @@ def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -
     if v >= EARLIEST_PROBEABLE_VERSION:
         w["latestSupportedVersion"] = info.latest_supported_version
     if v < MIN_VERSION_OFFSET_SUM_SUBSCRIPTION:
-        w["prevTasks"] = [{"topicGroupId": t.subtopology, "partition": t.partition}
-                          for t, s in info.task_offset_sums.items() if s == LATEST_OFFSET]
-        w["standbyTasks"] = [{"topicGroupId": t.subtopology, "partition": t.partition}
-                             for t, s in info.task_offset_sums.items() if s != LATEST_OFFSET]
+        prev = [t for t, s in info.task_offset_sums.items() if s == LATEST_OFFSET]
+        standby = [t for t, s in info.task_offset_sums.items() if s != LATEST_OFFSET]
+        if not info.wire_order:
+            prev, standby = _task_set_order(prev), _task_set_order(standby)
+        w["prevTasks"] = [{"topicGroupId": t.subtopology, "partition": t.partition} for t in prev]
+        w["standbyTasks"] = [{"topicGroupId": t.subtopology, "partition": t.partition} for t in standby]
     elif v < MIN_NAMED_TOPOLOGY_VERSION:
         groups: Dict[int, List[Dict[str, int]]] = {}
         for t, s in info.task_offset_sums.items():
             groups.setdefault(t.subtopology, []).append({"partition": t.partition, "offsetSum": s})
-        w["taskOffsetSums"] = [{"topicGroupId": g, "partitionToOffsetSum": ps} for g, ps in groups.items()]
+        order = list(groups) if info.wire_order else _subtopology_order(list(groups))
+        w["taskOffsetSums"] = [{"topicGroupId": g, "partitionToOffsetSum": groups[g]} for g in order]
     else:
         w["taskOffsetSums"] = [{"topicGroupId": t.subtopology, "partition": t.partition,
                                 "offsetSum": s, "namedTopology": t.topology_name}
@@ -458,13 +481,21 @@ def decode_assignment(data: Any) -> AssignmentInfo:
 def _dictionary(a: AssignmentInfo) -> List[Tuple[int, str]]:
     if a.topic_dictionary is not None:
         return a.topic_dictionary
-    seen: Dict[str, int] = {}
-    for m in (a.partitions_by_host, a.standby_partitions_by_host):
-        for tps in m.values():
-            for tp in tps:
-                if tp.topic not in seen:
-                    seen[tp.topic] = len(seen)
-    return [(i, t) for t, i in seen.items()]
+    # Kafka 4.1.1 AssignmentInfo.encodeTopicDictionaryAndGet: the partitions of the host maps
+    # encoded (v5: partitionsByHost only) collected into a HashSet<TopicPartition>; topics
+    # numbered in that set's order into a HashMap<String, Integer>, written in its order
+    maps = [a.partitions_by_host] + ([a.standby_partitions_by_host] if a.version >= 6 else [])
+    tps = list(dict.fromkeys(tp for m in maps for ps in m.values() for tp in ps))
+    name_hash: Dict[str, int] = {}
+    hashes = []
+    for tp in tps:
+        h = name_hash.get(tp.topic)
+        if h is None:
+            h = name_hash[tp.topic] = java_string_hash(tp.topic)
+        hashes.append((31 * (31 + tp.partition) + h))
+    topics = list(dict.fromkeys(tps[i].topic for i in hash_order(hashes)))
+    order = hash_order([name_hash[t] for t in topics], [java_string_key(t) for t in topics])
+    return [(i, topics[i]) for i in order]
 
 
 def encode_host_section(a: AssignmentInfo) -> bytes:
