@@ -59,12 +59,15 @@ public class ImageWriteVectors {
                 MetadataVersion mv = MetadataVersion.fromFeatureLevel(Short.parseShort(lv));
                 RecordListWriter w = new RecordListWriter();
                 List<String> losses = new ArrayList<>();
+                // ELR as the image has it, where the target level can carry it (isElrSupported)
                 image.write(w, new ImageWriterOptions.Builder(image).setMetadataVersion(mv)
+                    .setEligibleLeaderReplicasEnabled(image.features().isElrEnabled() && mv.isElrSupported())
                     .setLossHandler(e -> losses.add(e.getMessage())).build());
                 MessageDigest sha = MessageDigest.getInstance("SHA-256");
                 ObjectNode o = m.createObjectNode();
                 o.put("level", mv.featureLevel());
                 ArrayNode recs = o.putArray("records");
+                List<String> hexes = new ArrayList<>();
                 for (ApiMessageAndVersion r : w.records()) {
                     ObjectSerializationCache cache = new ObjectSerializationCache();
                     int size = serde.recordSize(r, cache);
@@ -72,6 +75,7 @@ public class ImageWriteVectors {
                         new org.apache.kafka.common.protocol.ByteBufferAccessor(ByteBuffer.allocate(size));
                     serde.write(r, cache, acc);
                     sha.update(acc.buffer().array());
+                    hexes.add(java.util.HexFormat.of().formatHex(acc.buffer().array()));
                     ArrayNode a = recs.addArray();
                     a.add(r.message().getClass().getSimpleName());
                     a.add(r.version());
@@ -81,6 +85,12 @@ public class ImageWriteVectors {
                 for (byte x : sha.digest()) hex.append(String.format("%02x", x & 0xff));
                 o.put("sha256", hex.toString());
                 o.put("count", w.records().size());
+                if (hexes.size() <= 500000) {
+                    ArrayNode hx = o.putArray("hex");
+                    for (String x : hexes) hx.add(x);
+                } else {
+                    o.remove("records");
+                }
                 ArrayNode ls = o.putArray("losses");
                 for (String l : losses) ls.add(l);
                 out.println(m.writeValueAsString(o));

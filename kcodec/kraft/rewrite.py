@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+import uuid as _uuid
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
@@ -16,6 +17,7 @@ import kcodec
 
 from . import features as F
 from kcodec import log
+from kcodec._java import hash_order, java_string_hash, java_string_key, java_uuid_hash
 from ._columns import _starts
 from .image import MetadataImage
 from .records import encode_record
@@ -107,43 +109,106 @@ def _strip(name: str, value: dict, version: int) -> dict:
     return keep
 
 
+def _image_map_order(keys: List[Any], hashes: List[int], compare: Optional[List[Any]] = None) -> List[Any]:
+    """The order Kafka's image iterates a map its deltas rebuild on every change as
+    ``new HashMap<>(previous.size())`` filled from the previous map (FeaturesDelta,
+    ClusterDelta, ConfigurationDelta) from their changes (a default HashMap): the fixed
+    point of re-inserting a map's own order into a HashMap sized by its count."""
+    # first filled from a delta's changes: a default HashMap of the keys
+    order = hash_order(hashes, compare)
+    for _ in range(3):
+        nxt = [order[i] for i in hash_order([hashes[j] for j in order],
+                                            None if compare is None else [compare[j] for j in order],
+                                            initial_capacity=len(keys))]
+        if nxt == order:
+            break
+        order = nxt
+    return [keys[i] for i in order]
+
+
+_COPY = lambda n: None    # noqa: E731  (None: a default HashMap)
+
+
+def _by_name(names: List[str]) -> List[str]:
+    return _image_map_order(names, [java_string_hash(n) for n in names], [java_string_key(n) for n in names])
+
+
+def _by_int(ids: List[int]) -> List[int]:
+    return _image_map_order(ids, ids, ids)
+
+
+def _registration(name: str, value: dict, version: int) -> dict:
+    # Broker/ControllerRegistration keep listeners and supported features in HashMaps
+    # keyed by name: toRecord writes them in those maps' order
+    out = _strip(name, value, version)
+    for key in ("endPoints", "features"):
+        items = out.get(key)
+        if items:
+            names = [i["name"] for i in items]
+            out[key] = [items[i] for i in hash_order([java_string_hash(n) for n in names],
+                                                     [java_string_key(n) for n in names],
+                                                     initial_capacity=_COPY(len(names)))]
+    return out
+
+
+def _topic_order(image: MetadataImage) -> List[str]:
+    # TopicsImage.topicsById is an ImmutableMap (PCollections HashTreePMap): iterated by the
+    # key's hashCode ascending (a persistent int-keyed tree), here Uuid.hashCode
+    t = image.topics
+    names = list(t.by_name)
+    keys = []
+    for n in names:
+        u = t.ids[t.by_name[n]]
+        keys.append((java_uuid_hash(u if isinstance(u, _uuid.UUID) else _uuid.UUID(bytes=bytes(u))), n))
+    return [n for _, n in sorted(keys, key=lambda k: k[0])]
+
+
 def snapshot_records(image: MetadataImage, level: Union[int, str, F.MetadataVersion, None] = None
                      ) -> Iterator[Tuple[str, dict, int]]:
     """The records of a snapshot of ``image`` at ``level`` (default: its own
     metadata.version), in MetadataImage.write's order: features, cluster, topics,
-    configs, quotas, producer ids, ACLs, SCRAM, delegation tokens."""
+    configs, quotas, producer ids, ACLs, SCRAM, delegation tokens; within them in the
+    iteration order of Kafka's image maps (see :func:`_image_map_order`, :func:`_topic_order`),
+    except the config resources (a HashMap keyed by ConfigResource, whose hash includes an
+    enum's identity hash code: no two JVMs agree), which come by type and name."""
     mv = _mv(level if level is not None else (image.metadata_version or F.MINIMUM.level))
     yield ("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": mv.level}, 0)
-    for name in sorted(image.features):
+    for name in _by_name(list(image.features)):
         yield ("FeatureLevelRecord", {"name": name, "featureLevel": image.features[name]}, 0)
     bv = mv.record_version("RegisterBrokerRecord")
-    for bid in sorted(image.brokers):
-        yield ("RegisterBrokerRecord", _strip("RegisterBrokerRecord", image.brokers[bid], bv), bv)
+    for bid in _by_int(list(image.brokers)):
+        yield ("RegisterBrokerRecord", _registration("RegisterBrokerRecord", image.brokers[bid], bv), bv)
     cv = mv.record_version("RegisterControllerRecord")
     if cv is not None:
-        for cid in sorted(image.controllers):
-            yield ("RegisterControllerRecord", _strip("RegisterControllerRecord", image.controllers[cid], cv), cv)
+        for cid in _by_int(list(image.controllers)):
+            yield ("RegisterControllerRecord", _registration("RegisterControllerRecord", image.controllers[cid], cv), cv)
     pv = mv.record_version("PartitionRecord")
     t = image.topics
-    for name in sorted(t.by_name):
+    for name in _topic_order(image):
         idx = t.by_name[name]
         yield ("TopicRecord", {"name": name, "topicId": t.ids[idx]}, 0)
         for row in image._topic_rows(idx):
             d = image.partitions.row(row)
             d["topicId"] = t.ids[idx]
             if pv >= 2:
-                # ELR fields are nullable tagged fields: empty lists as Kafka writes them
-                pass
+                # PartitionRegistration.toRecord: an empty ELR / last known ELR is null (the
+                # tagged field is left out)
+                for f in ("eligibleLeaderReplicas", "lastKnownElr"):
+                    if not d.get(f):
+                        d[f] = None
             yield ("PartitionRecord", _strip("PartitionRecord", d, pv), pv)
     for (rtype, rname) in sorted(image.configs):
-        for k, v in sorted(image.configs[(rtype, rname)].items()):
-            yield ("ConfigRecord", {"resourceType": rtype, "resourceName": rname, "name": k, "value": v}, 0)
+        data = image.configs[(rtype, rname)]
+        for k in _by_name(list(data)):
+            yield ("ConfigRecord", {"resourceType": rtype, "resourceName": rname, "name": k, "value": data[k]}, 0)
     for entity in sorted(image.client_quotas, key=str):
         for k, v in sorted(image.client_quotas[entity].items()):
             yield ("ClientQuotaRecord", {"entity": [{"entityType": a, "entityName": b} for a, b in entity],
                                          "key": k, "value": v, "remove": False}, 0)
     if image.producer_ids is not None:
-        yield ("ProducerIdsRecord", dict(image.producer_ids), 0)
+        # ProducerIdsImage.write: only the next producer id; broker id and epoch are -1
+        yield ("ProducerIdsRecord", {"brokerId": -1, "brokerEpoch": -1,
+                                     "nextProducerId": image.producer_ids["nextProducerId"]}, 0)
     for acl in image.acls.values():
         yield ("AccessControlEntryRecord", dict(acl), 0)
     if mv.record_version("UserScramCredentialRecord") is not None:
