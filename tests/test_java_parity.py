@@ -198,7 +198,7 @@ def test_rewrite_is_kafkas_image_write_for_the_fixture():
 
 
 def test_rewrite_is_kafkas_image_write_for_a_large_generated_image(tmp_path):
-    # bench/gen_kraft_log.py --topics 5000 --partitions 40000 --changes 40000 (seed 1): 45k
+    # bench/gen_kraft_log.py --topics 1500 --partitions 12000 --changes 12000 (seed 1): 13.5k
     # records; Kafka's bytes as digests (records apart from configs, and each config resource)
     import hashlib
     import sys
@@ -207,7 +207,7 @@ def test_rewrite_is_kafkas_image_write_for_a_large_generated_image(tmp_path):
     from kcodec.kraft import replay
     from kcodec.kraft.records import encode_record
     from kcodec.kraft.rewrite import rewrite
-    image = replay(Path(generate(str(tmp_path), topics=5000, partitions=40000, changes=40000)).parent)
+    image = replay(Path(generate(str(tmp_path), topics=1500, partitions=12000, changes=12000)).parent)
     for want in _cases("image_write_generated.jsonl.gz"):
         recs, _ = rewrite(image, want["level"])
         assert len(recs) == want["count"]
@@ -221,3 +221,26 @@ def test_rewrite_is_kafkas_image_write_for_a_large_generated_image(tmp_path):
                 plain.update(b)
         assert plain.hexdigest() == want["records_sha256"], want["level"]
         assert {k: g.hexdigest() for k, g in groups.items()} == want["configs_sha256"], want["level"]
+
+
+def test_image_paths_reach_the_cluster_default_broker_config(capsys):
+    # ConfigResource(BROKER, ""): the cluster-wide default, as enabling ELR writes it
+    from ._shared import fixtures_dir
+    from kcodec.cli import main
+    segs = fixtures_dir() / "cluster_metadata" / "segments"
+    if not segs.exists():
+        pytest.skip("no cluster_metadata fixture")
+    assert main(["kraft", "image", str(segs), "--path", "/configs/broker//min.insync.replicas"]) == 0
+    assert capsys.readouterr().out.strip() == '"1"'
+    assert main(["kraft", "image", str(segs), "--ls", "--path", "/configs/broker/"]) == 0
+    assert capsys.readouterr().out.split() == ["min.insync.replicas"]
+
+
+def test_finalized_features_leave_out_kraft_version_0():
+    # KRaftMetadataCache.features(): kraft.version is added only when its level is above 0
+    from kcodec.kraft.image import MetadataImage
+    img = MetadataImage()
+    img.metadata_version, img.features = 27, {"group.version": 1}
+    assert img.finalized_features() == {"group.version": 1, "metadata.version": 27}
+    img.kraft_version = 1
+    assert img.finalized_features()["kraft.version"] == 1

@@ -26,7 +26,7 @@ def image():
 def test_fixture_features(image):
     assert image.metadata_version == 27
     assert image.finalized_features() == {
-        "metadata.version": 27, "kraft.version": 0, "eligible.leader.replicas.version": 1,
+        "metadata.version": 27, "eligible.leader.replicas.version": 1,
         "group.version": 1, "transaction.version": 2, "share.version": 1, "streams.version": 1}
     assert image.issues == []
     assert image.open_transaction is None

@@ -339,12 +339,15 @@ class MetadataImage:
     # ------------------------------------------------------------------ views
 
     def finalized_features(self) -> Dict[str, int]:
-        """Finalized feature levels as ``kafka-features describe`` reports them
-        (metadata.version and kraft.version included)."""
+        """Finalized feature levels as a 4.1.1 broker reports them (ApiVersions'
+        finalized features, ``kafka-features describe``): the features image with
+        metadata.version, plus kraft.version only when above 0 (KRaftMetadataCache adds
+        the KRaftVersion control record's level; at 0 there is no entry)."""
         out = dict(self.features)
         if self.metadata_version is not None:
             out["metadata.version"] = self.metadata_version
-        out["kraft.version"] = self.kraft_version
+        if self.kraft_version > 0:
+            out["kraft.version"] = self.kraft_version
         return out
 
     def topic_names(self) -> List[str]:
@@ -399,9 +402,23 @@ class MetadataImage:
 
     # ------------------------------------------------------------------ shell (ls / cat)
 
+    @staticmethod
+    def _path(path: str) -> List[str]:
+        # a config resource's name may be empty (the cluster-wide default broker config):
+        # /configs/broker/ and /configs/broker//min.insync.replicas address it
+        segs = path.split("/")
+        while segs and segs[0] == "":
+            segs.pop(0)
+        if len(segs) >= 3 and segs[0] == "configs" and segs[1]:
+            if len(segs) == 4 and segs[2] and segs[3] == "":
+                segs.pop()                 # /configs/TOPIC/orders/
+            return segs
+        return [p for p in segs if p]
+
     def ls(self, path: str = "/") -> List[str]:
-        """Children of an image path, in the spirit of kafka-metadata-shell."""
-        parts = [p for p in path.split("/") if p]
+        """Children of an image path, in the spirit of kafka-metadata-shell
+        (``/configs/broker/`` is the cluster-wide default broker config: its name is empty)."""
+        parts = self._path(path)
         if not parts:
             return ["acls", "brokers", "clientQuotas", "configs", "controllers",
                     "delegationTokens", "features", "producerIds", "scramCredentials", "topics"]
@@ -443,8 +460,9 @@ class MetadataImage:
         raise KeyError(f"/configs/{rtype}/{name}")
 
     def cat(self, path: str) -> Any:
-        """The value at an image path (``/topics/orders/0``, ``/features``, ``/brokers/1``)."""
-        parts = [p for p in path.split("/") if p]
+        """The value at an image path (``/topics/orders/0``, ``/features``, ``/brokers/1``,
+        ``/configs/broker//min.insync.replicas`` for the cluster-wide default)."""
+        parts = self._path(path)
         if not parts:
             return self.summary()
         head, rest = parts[0], parts[1:]
