@@ -139,42 +139,35 @@ class _Node:
         self.red = False
 
 
-def _rotate_left(root: _Node, p: _Node) -> _Node:
-    r = p.right
-    if p is not None and r is not None:
-        rl = p.right = r.left
-        if rl is not None:
-            rl.parent = p
-        pp = r.parent = p.parent
+def _rotate(root: _Node, p: _Node, side: str) -> _Node:
+    """TreeNode.rotateLeft (side "right": p's right child takes p's place) and, mirrored,
+    rotateRight (side "left")."""
+    other = "left" if side == "right" else "right"
+    c = getattr(p, side)
+    if p is not None and c is not None:
+        inner = getattr(c, other)
+        setattr(p, side, inner)
+        if inner is not None:
+            inner.parent = p
+        pp = c.parent = p.parent
         if pp is None:
-            root = r
-            r.red = False
-        elif pp.left is p:
-            pp.left = r
+            root = c
+            c.red = False
+        elif getattr(pp, other) is p:
+            setattr(pp, other, c)
         else:
-            pp.right = r
-        r.left = p
-        p.parent = r
+            setattr(pp, side, c)
+        setattr(c, other, p)
+        p.parent = c
     return root
+
+
+def _rotate_left(root: _Node, p: _Node) -> _Node:
+    return _rotate(root, p, "right")
 
 
 def _rotate_right(root: _Node, p: _Node) -> _Node:
-    l = p.left
-    if p is not None and l is not None:
-        lr = p.left = l.right
-        if lr is not None:
-            lr.parent = p
-        pp = l.parent = p.parent
-        if pp is None:
-            root = l
-            l.red = False
-        elif pp.right is p:
-            pp.right = l
-        else:
-            pp.left = l
-        l.right = p
-        p.parent = l
-    return root
+    return _rotate(root, p, "left")
 
 
 def _balance_insertion(root: _Node, x: _Node) -> _Node:
