@@ -126,9 +126,6 @@ def _image_map_order(keys: List[Any], hashes: List[int], compare: Optional[List[
     return [keys[i] for i in order]
 
 
-_COPY = lambda n: None    # noqa: E731  (None: a default HashMap)
-
-
 def _by_name(names: List[str]) -> List[str]:
     return _image_map_order(names, [java_string_hash(n) for n in names], [java_string_key(n) for n in names])
 
@@ -138,16 +135,15 @@ def _by_int(ids: List[int]) -> List[int]:
 
 
 def _registration(name: str, value: dict, version: int) -> dict:
-    # Broker/ControllerRegistration keep listeners and supported features in HashMaps
-    # keyed by name: toRecord writes them in those maps' order
+    # Broker/ControllerRegistration keep listeners and supported features in default
+    # HashMaps keyed by name: toRecord writes them in those maps' order
     out = _strip(name, value, version)
     for key in ("endPoints", "features"):
         items = out.get(key)
         if items:
             names = [i["name"] for i in items]
             out[key] = [items[i] for i in hash_order([java_string_hash(n) for n in names],
-                                                     [java_string_key(n) for n in names],
-                                                     initial_capacity=_COPY(len(names)))]
+                                                     [java_string_key(n) for n in names])]
     return out
 
 
