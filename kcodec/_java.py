@@ -407,7 +407,11 @@ class JavaHashMap:
         """``HashMap.put`` (``HashSet.add``) of a key absent or present; True when added."""
         if key in self._index:
             return False
-        h = spread(hash_code)
+        self._index[key] = self._put_new(key, spread(hash_code), compare_key)
+        return True
+
+    def _put_new(self, key: Any, h: int, compare_key: Any) -> _Node:
+        # putVal of a key known to be absent, ``h`` already spread
         tab = self.table
         if tab is None or not tab:
             tab = self._resize()
@@ -426,11 +430,10 @@ class JavaHashMap:
             node = p.next = _Node(h, key, compare_key, None)
             if bin_count >= _TREEIFY - 1:
                 self._treeify_bin(tab, h)
-        self._index[key] = node
         self.size += 1
         if self.size > self.threshold:
             self._resize()
-        return True
+        return node
 
     def compute_if_absent(self, key: Any, hash_code: int, compare_key: Any = None) -> bool:
         """``HashMap.computeIfAbsent`` adding ``key`` when absent; True when added."""
@@ -503,9 +506,12 @@ def hash_order(hash_codes: Sequence[int], compare_keys: Optional[Sequence[Any]] 
         if order is not None:
             return order.tolist()
     m = JavaHashMap(initial_capacity)
-    add = m.compute_if_absent if compute_if_absent else m.put
-    for i, hc in enumerate(hash_codes):
-        add(i, hc, None if compare_keys is None else compare_keys[i])
+    if compute_if_absent:
+        for i, hc in enumerate(hash_codes):
+            m.compute_if_absent(i, hc, None if compare_keys is None else compare_keys[i])
+    else:                       # distinct keys: no membership check
+        for i, hc in enumerate(hash_codes):
+            m._put_new(i, spread(hc), None if compare_keys is None else compare_keys[i])
     return m.keys()
 
 
