@@ -113,9 +113,10 @@ def test_report_tables_say_protocol_type_and_assignor_apart(fixture_report):
     p = _Page()
     p.feed(text)
     for h in ("protocol type", "assignor", "static members (instance ids)", "generation / epoch",
-              "members joined", "file", "position", "reason") if find_storms(a.group_events) else \
-            ("protocol type", "assignor", "static members (instance ids)", "generation / epoch"):
+              "joined (client @ host)", "left (client @ host)", "minutes with commits"):
         assert h in p.headers, h
+    assert ("members joined" in p.headers) == bool(find_storms(a.group_events))
+    assert "Nothing flagged" in text
     assert "Downgrade blockers for Kafka 3.9" in text
     # every group is in the filter, and in the groups table
     names = {g["group_id"] for g in a.groups}
@@ -175,6 +176,23 @@ def test_generated_log_of_many_groups_renders(generated_report):
     assert {g["group_id"] for g in a.groups} <= set(p.options)
     # the generated log's transactional commits and markers: aborted ones are not counted
     assert sum(c["count"] for c in a.group_events and a.commit_counts) > 0
+
+
+def test_flagged_records_name_file_and_position(tmp_path):
+    """A segment with a damaged batch: the report lists it with its file and byte position."""
+    src = require(SEGMENTS) / "__consumer_offsets-0" / "00000000000000000000.log"
+    data = bytearray(src.read_bytes())
+    data[61 + 20] ^= 0xFF                   # inside the first batch's records: its CRC fails
+    bad = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    bad.parent.mkdir()
+    bad.write_bytes(bytes(data))
+    a = local_analysis(str(bad.parent))
+    assert a.corrupt_batches == 1 and a.flagged_rows[0]["position"] == 0
+    text = render_report(a)
+    p = _Page()
+    p.feed(text)
+    assert {"file", "position", "offset", "reason"} <= set(p.headers)
+    assert str(bad) in text
 
 
 def test_no_empty_charts():

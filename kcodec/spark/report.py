@@ -28,12 +28,10 @@ __all__ = ["write_report", "render_report", "local_analysis", "LocalAnalysis", "
            "commit_rates", "group_rows"]
 
 #: A storm: at least this many rebalances of one group ...
-STORM_REBALANCES = 3
+STORM_REBALANCES = 6
 #: ... within this many milliseconds.
 STORM_WINDOW_MS = 5 * 60_000
 _MAX_TABLE_ROWS = 2000
-_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
 
 
 # --------------------------------------------------------------------------- one-process input
@@ -117,8 +115,13 @@ def group_rows(a: Any) -> List[Dict[str, Any]]:
     ``protocol_type`` and ``assignor`` apart (an older row's ``protocol`` is a classic
     group's assignor; otherwise the group's last event names it), ``static_members``."""
     last: Dict[str, Dict[str, Any]] = {}
+    last_assignor: Dict[str, str] = {}
+    static_seen: Dict[str, set] = defaultdict(set)
     for e in getattr(a, "group_events", None) or []:
         last[e["group_id"]] = e
+        if e.get("assignor"):
+            last_assignor[e["group_id"]] = e["assignor"]
+        static_seen[e["group_id"]].update(m["instance_id"] for m in e["joined"] if m.get("instance_id"))
     out = []
     for g in a.groups:
         r = dict(g)
@@ -130,6 +133,10 @@ def group_rows(a: Any) -> List[Dict[str, Any]]:
                 r["protocol_type"] = None
         r.setdefault("static_members", [])
         r.setdefault("client_hosts", [])
+        if not r.get("assignor") and g["group_id"] in last_assignor:
+            # an Empty group names no assignor: the one it used when it last had members
+            r["assignor"] = last_assignor[g["group_id"]] + " (last used)"
+        r["static_seen"] = sorted(static_seen.get(g["group_id"], ()))
         out.append(r)
     return out
 
@@ -259,7 +266,9 @@ def _figures(a: Any, groups: List[str], storms: List[Dict[str, Any]]) -> List[tu
     import plotly.graph_objects as go
     events = getattr(a, "group_events", None) or []
     counts = getattr(a, "commit_counts", None) or []
-    color = {g: _COLORS[i % len(_COLORS)] for i, g in enumerate(groups)}
+    from plotly.colors import qualitative
+    palette = qualitative.Dark24 + qualitative.Light24
+    color = {g: palette[i % len(palette)] for i, g in enumerate(groups)}
     time_axis = dict(title="time (UTC)", type="date", tickformat="%H:%M:%S<br>%Y-%m-%d",
                      hoverformat="%Y-%m-%d %H:%M:%S.%L UTC")
     out = []
@@ -321,11 +330,10 @@ def _figures(a: Any, groups: List[str], storms: List[Dict[str, Any]]) -> List[tu
             if g in rebal:
                 mins = sorted(rebal[g])
                 fig.add_trace(go.Bar(x=[_iso(m * 60_000) for m in mins], y=[rebal[g][m] for m in mins], name=g,
-                                     meta=g, marker_color=color[g],
+                                     meta=g, marker_color=color[g], xperiod=60_000, xperiodalignment="start",
                                      hovertemplate="<b>%{meta}</b><br>%{x}<br>%{y} rebalances<extra></extra>"))
         layout(fig, "Rebalances per minute", "rebalances per minute")
-        fig.update_layout(barmode="stack")
-        storm_shapes(fig)
+        fig.update_layout(barmode="stack", bargap=0.05)
         out.append(("chart-rebalances", "Rebalances per minute, by group", fig))
     if counts:
         per = defaultdict(lambda: defaultdict(int))
@@ -336,10 +344,10 @@ def _figures(a: Any, groups: List[str], storms: List[Dict[str, Any]]) -> List[tu
             if g in per:
                 mins = sorted(per[g])
                 fig.add_trace(go.Bar(x=[_iso(m * 60_000) for m in mins], y=[per[g][m] for m in mins], name=g,
-                                     meta=g, marker_color=color[g],
+                                     meta=g, marker_color=color[g], xperiod=60_000, xperiodalignment="start",
                                      hovertemplate="<b>%{meta}</b><br>%{x}<br>%{y} commits<extra></extra>"))
         layout(fig, "Offset commits per minute", "offset commits per minute")
-        fig.update_layout(barmode="stack")
+        fig.update_layout(barmode="stack", bargap=0.05)
         out.append(("chart-commits", "Offset commits per minute, by group", fig))
     return out
 
@@ -430,9 +438,10 @@ def render_report(a: Any) -> str:
         f"At least {STORM_REBALANCES} rebalances of one group within {STORM_WINDOW_MS // 60_000} minutes."))
     sections.append(_section("groups", "Groups", _table(
         groups, ["group_id", "type", "state", "epoch", "protocol_type", "assignor", "members", "static_members",
-                 "client_hosts", "offsets"], group_key="group_id",
+                 "static_seen", "client_hosts", "offsets"], group_key="group_id",
         headers={"group_id": "group", "epoch": "generation / epoch", "static_members": "static members "
-                 "(instance ids)", "offsets": "committed offsets"},
+                 "(instance ids)", "static_seen": "static members seen in the log",
+                 "offsets": "committed offsets"},
         row_class=lambda r: "storm" if r["group_id"] in storm_groups else "dead" if r.get("state") == "Dead"
         else None),
         "Protocol type: what a classic group's members run (consumer, connect, ...). Assignor: a classic "
@@ -454,7 +463,7 @@ def render_report(a: Any) -> str:
         "Offset commits as a read_committed reader sees them (aborted transactional commits not counted)."))
     assignors: Dict[str, int] = defaultdict(int)
     for g in groups:
-        for name in (g.get("assignor") or "").split(","):
+        for name in (g.get("assignor") or "").replace(" (last used)", "").split(","):
             if name:
                 assignors[name] += 1
     asg_rows = [{"assignor": k, "groups": v} for k, v in sorted(assignors.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -485,9 +494,10 @@ def render_report(a: Any) -> str:
     if getattr(a, "unknown_records", None):
         extra.append("Unknown record types (skipped, KIP-915): "
                      + ", ".join(f"type {k}: {v}" for k, v in a.unknown_records.items()) + ".")
-    body = _table(flagged_rows, ["file", "position", "offset", "reason"]) if flagged_rows else ""
+    body = (_table(flagged_rows, ["file", "position", "offset", "reason"]) if flagged_rows
+            else "<p>Nothing flagged: every batch and record decoded.</p>")
     body += "".join(f'<p class="note">{_e(x)}</p>' for x in extra)
-    sections.append(_section("flagged", "Flagged records", body or "<p>Nothing flagged: every record decoded.</p>"))
+    sections.append(_section("flagged", "Flagged records", body))
     for name, rows in (getattr(a, "metadata", None) or {}).items():
         sections.append(_section("kraft-" + "".join(ch if ch.isalnum() else "-" for ch in name),
                                  f"KRaft metadata: {name}", _table(list(rows))))
