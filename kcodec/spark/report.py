@@ -24,7 +24,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-__all__ = ["write_report", "render_report", "local_analysis", "LocalAnalysis", "find_storms",
+__all__ = ["write_report", "render_report", "print_summary", "local_analysis", "LocalAnalysis", "find_storms",
            "commit_rates", "group_rows"]
 
 #: A storm: at least this many rebalances of one group ...
@@ -191,6 +191,19 @@ def commit_rates(counts: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{"group_id": g, "topic": t, "commits": n, "minutes": m, "peak_per_minute": p,
              "mean_per_minute": round(n / m, 1), "first": lo * 60_000, "last": hi * 60_000}
             for (g, t), (n, m, p, lo, hi) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+
+
+def _assignor_rows(groups: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Assignors in use: per assignor and where it runs (a classic group's members, or the
+    coordinator for consumer, share and streams groups), the groups using it."""
+    n: Dict[tuple, int] = defaultdict(int)
+    for g in groups:
+        where = "client (classic group)" if g.get("type") == "classic" else f"server ({g.get('type')} group)"
+        for name in (g.get("assignor") or "").replace(" (last used)", "").split(","):
+            if name:
+                n[(name, where)] += 1
+    return [{"assignor": k[0], "runs on": k[1], "groups": v}
+            for k, v in sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 # --------------------------------------------------------------------------- HTML pieces
@@ -461,12 +474,7 @@ def render_report(a: Any) -> str:
         headers={"group_id": "group", "minutes": "minutes with commits", "first": "first minute",
                  "last": "last minute"}, fmt={"first": _utc, "last": _utc}),
         "Offset commits as a read_committed reader sees them (aborted transactional commits not counted)."))
-    assignors: Dict[str, int] = defaultdict(int)
-    for g in groups:
-        for name in (g.get("assignor") or "").replace(" (last used)", "").split(","):
-            if name:
-                assignors[name] += 1
-    asg_rows = [{"assignor": k, "groups": v} for k, v in sorted(assignors.items(), key=lambda kv: (-kv[1], kv[0]))]
+    asg_rows = _assignor_rows(groups)
     if not asg_rows:
         asg_rows = list(getattr(a, "assignors", None) or [])
     sections.append(_section("assignors", "Assignors in use", _table(asg_rows)))
@@ -527,3 +535,53 @@ def write_report(a: Any, path: str) -> None:
     os.makedirs(d, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(render_report(a))
+
+
+def print_summary(a: Any, console: Any = None) -> None:
+    """The console summary (rich tables): :func:`kcodec.spark.analyze.print_summary`'s, with
+    the groups' protocol type and assignor in separate columns, their static members, and
+    the rebalance storms; same signature."""
+    from rich.console import Console
+    from rich.table import Table
+    c = console or Console()
+    groups = group_rows(a)
+    events = getattr(a, "group_events", None) or []
+    c.print(f"[bold]kcodec analyze[/bold] {a.source}: {a.records:,} records, {len(groups)} groups, "
+            f"{a.flagged} records flagged, {a.corrupt_batches} corrupt batches ({a.seconds:.1f} s)")
+    t = Table(title="Groups", caption="assignor*: the one an Empty group used when it last had members")
+    cols = ("group", "type", "state", "epoch", "protocol type", "assignor", "members", "static members", "offsets")
+    for col in cols:
+        t.add_column(col, justify="right" if col in ("epoch", "members", "offsets") else "left")
+    for g in groups:
+        t.add_row(g["group_id"], g["type"], g["state"], "-" if g["epoch"] is None else str(g["epoch"]),
+                  g.get("protocol_type") or "-", (g.get("assignor") or "-").replace(" (last used)", "*"),
+                  str(g["members"]),
+                  ", ".join(g["static_members"] or g["static_seen"]) or "-", str(g["offsets"]))
+    c.print(t)
+    storms = find_storms(events)
+    if storms:
+        t = Table(title=f"Rebalance storms (at least {STORM_REBALANCES} rebalances within "
+                        f"{STORM_WINDOW_MS // 60_000} minutes)")
+        for col in ("group", "from (UTC)", "to (UTC)", "rebalances", "joined", "left"):
+            t.add_column(col)
+        for s in storms:
+            t.add_row(s["group_id"], _utc(s["start"]), _utc(s["end"]), str(s["rebalances"]), str(s["joined"]),
+                      str(s["left"]))
+        c.print(t)
+    t = Table(title="Assignors in use")
+    for col in ("assignor", "runs on", "groups"):
+        t.add_column(col, justify="right" if col == "groups" else "left")
+    for r in _assignor_rows(groups):
+        t.add_row(r["assignor"], r["runs on"], str(r["groups"]))
+    c.print(t)
+    if a.deleted_groups:
+        c.print("deleted groups: " + ", ".join(a.deleted_groups))
+    if getattr(a, "aborted_records", 0):
+        c.print(f"records of aborted transactions: {a.aborted_records}")
+    for e in (getattr(a, "errors", None) or [])[:20]:
+        c.print(f"[red]flagged:[/red] {e}")
+    if a.downgrade is not None:
+        if not a.downgrade:
+            c.print("downgrade: no blockers")
+        for f in a.downgrade[:20]:
+            c.print(f"downgrade blocker: {f.get('outcome')} {f.get('type_name')} x{f.get('count')}: {f.get('reason')}")
