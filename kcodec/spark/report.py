@@ -333,35 +333,30 @@ def _figures(a: Any, groups: List[str], storms: List[Dict[str, Any]]) -> List[tu
         layout(fig, "Members over time", "members", dtick=1 if max(e["members"] for e in events) <= 10 else None)
         storm_shapes(fig)
         out.append(("chart-members", "Members over time (with who joined and left)", fig))
-    rebal = defaultdict(lambda: defaultdict(int))
-    for e in events:
-        if e.get("rebalance"):
-            rebal[e["group_id"]][e["timestamp"] // 60_000] += 1
-    if rebal:
-        fig = go.Figure()
-        for g in groups:
-            if g in rebal:
-                mins = sorted(rebal[g])
-                fig.add_trace(go.Bar(x=[_iso(m * 60_000) for m in mins], y=[rebal[g][m] for m in mins], name=g,
-                                     meta=g, marker_color=color[g], xperiod=60_000, xperiodalignment="start",
-                                     hovertemplate="<b>%{meta}</b><br>%{x}<br>%{y} rebalances<extra></extra>"))
-        layout(fig, "Rebalances per minute", "rebalances per minute")
-        fig.update_layout(barmode="stack", bargap=0.05)
-        out.append(("chart-rebalances", "Rebalances per minute, by group", fig))
-    if counts:
-        per = defaultdict(lambda: defaultdict(int))
-        for c in counts:
-            per[c["group_id"]][c["minute"]] += c["count"]
+    def per_minute(per: Dict[str, Dict[int, int]], what: str, anchor: str, title: str) -> None:
+        """A stacked bar per group and minute."""
+        if not per:
+            return
         fig = go.Figure()
         for g in groups:
             if g in per:
                 mins = sorted(per[g])
                 fig.add_trace(go.Bar(x=[_iso(m * 60_000) for m in mins], y=[per[g][m] for m in mins], name=g,
                                      meta=g, marker_color=color[g], xperiod=60_000, xperiodalignment="start",
-                                     hovertemplate="<b>%{meta}</b><br>%{x}<br>%{y} commits<extra></extra>"))
-        layout(fig, "Offset commits per minute", "offset commits per minute")
+                                     hovertemplate=f"<b>%{{meta}}</b><br>%{{x}}<br>%{{y}} {what}<extra></extra>"))
+        layout(fig, title, f"{what} per minute")
         fig.update_layout(barmode="stack", bargap=0.05)
-        out.append(("chart-commits", "Offset commits per minute, by group", fig))
+        out.append((anchor, f"{title}, by group", fig))
+
+    rebal: Dict[str, Dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for e in events:
+        if e.get("rebalance"):
+            rebal[e["group_id"]][e["timestamp"] // 60_000] += 1
+    per_minute(rebal, "rebalances", "chart-rebalances", "Rebalances per minute")
+    commits: Dict[str, Dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for c in counts:
+        commits[c["group_id"]][c["minute"]] += c["count"]
+    per_minute(commits, "offset commits", "chart-commits", "Offset commits per minute")
     return out
 
 
