@@ -26,7 +26,9 @@ BLOCKS = [(page.relative_to(REPO).as_posix(), i, code, out)
 
 def test_pages_have_examples():
     pages = {p for p, _, _, _ in BLOCKS}
-    assert "README.md" in pages and any(p.startswith("docs/guides/") for p in pages)
+    assert "README.md" in pages
+    if (REPO / "docs").is_dir():        # wheels/test_installed.sh copies the README, not docs/
+        assert any(p.startswith("docs/guides/") for p in pages)
 
 
 @pytest.mark.parametrize("page,i,code,out", BLOCKS, ids=[f"{p}:{i}" for p, i, _, _ in BLOCKS])
