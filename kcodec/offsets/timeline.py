@@ -12,7 +12,7 @@ timestamp, so a group's records with the same timestamp are taken as one operati
 the group is looked at after each:
 
 * classic groups: each ``GroupMetadataValue`` is the whole group (generation, protocol,
-  members); its tombstone deletes the group (state ``Dead``);
+  members) and an operation of its own; its tombstone deletes the group (state ``Dead``);
 * consumer, share and streams groups: a member metadata record adds or updates a member,
   its tombstone removes it; the group epoch record sets the epoch (its tombstone deletes
   the group); target assignment and current assignment records give the state (Kafka's
@@ -164,8 +164,9 @@ class Timeline:
         tr = self._tracks.get(gid)
         if tr is None:
             tr = self._tracks[gid] = _Track(gid)
-        if tr.ts is not None and tr.ts != ts:
-            self._close(tr)                     # a new operation on this group
+        if tr.ts is not None and (tr.ts != ts or rt == GROUP_METADATA):
+            # a new operation on this group (a classic group's record is one by itself)
+            self._close(tr)
         tr.ts, tr.partition, tr.offset = ts, partition, offset
         self._apply(tr, rec)
 
