@@ -203,3 +203,17 @@ def test_no_empty_charts():
     text = render_report(a)
     assert 'class="chart"' not in text and "Plotly" not in text.split("<body>")[1]
     assert "Nothing flagged" in text
+
+
+def test_kraft_metadata_tables_render_generically():
+    """``Analysis.metadata`` (table name -> rows) becomes one table per name, columns from the rows."""
+    from kcodec.spark.report import LocalAnalysis
+    a = LocalAnalysis("m", 0, 0, 0, [], [], 0, {}, [], [], [], [],
+                      metadata={"feature levels": [{"offset": 3, "feature": "metadata.version", "level": 27},
+                                                   {"offset": 9, "feature": "kraft.version", "level": 1}]})
+    text = render_report(a)
+    p = _Page()
+    p.feed(text)
+    assert "KRaft metadata: feature levels" in text
+    assert {"offset", "feature", "level"} <= set(p.headers)
+    assert "<td>metadata.version</td>" in text and "<td>27</td>" in text
