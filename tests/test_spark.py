@@ -498,16 +498,13 @@ def test_analyze_groups_equal_offsets_groups_and_report_renders(spark, tmp_path)
     text = con.export_text()
     assert "Groups by state and protocol" in text and "kp-range" in text
     report = tmp_path / "r.html"
-    write_report(a, str(report))
+    write_report(a, str(report))          # kcodec.spark.report (tests/test_report.py renders it in Chromium)
+    text = report.read_text()
     p = _Imgs()
-    p.feed(report.read_text())
-    assert len(p.imgs) == 4 and p.tables == 1
-    assert {i["alt"] for i in p.imgs} == {"Rebalances over time", "Commits over time", "Members per group",
-                                         "Protocol mix"}
-    import base64
-    for i in p.imgs:
-        assert i["src"].startswith("data:image/png;base64,")
-        assert base64.b64decode(i["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    p.feed(text)
+    assert p.imgs == [] and p.tables >= 3
+    assert "Rebalances and commits per" in text and "Assignors in use" in text and "Deleted groups" in text
+    assert "Downgrade blockers" in text
 
 
 @needs_fixtures
