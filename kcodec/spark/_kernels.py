@@ -122,13 +122,17 @@ def message_type(name: str, version: int, newer: str = "error") -> pa.StructType
 
 def decode_message(values: Any, name: str, version: int, *, newer: str = "error",
                    mode: str = PERMISSIVE) -> pa.StructArray:
-    """Decode a binary column as message ``name`` at ``version`` (no framing)."""
+    """Decode a binary column as message ``name`` at ``version`` (no framing).  A null
+    value is a null row (not a struct of nulls, which :func:`encode_message` would take for
+    a message of defaults)."""
     values = _binary(values)
     b = _ka.decode(name, values, version, newer=newer)
     err = b.column(ERROR)
     if mode == FAILFAST and err.null_count < len(err):
         _fail(f"{name} v{version}", np.flatnonzero(_valid(err)), err, values)
-    return _struct_of(b)
+    if not values.null_count:
+        return _struct_of(b)
+    return pa.StructArray.from_arrays(b.columns, names=b.schema.names, mask=values.is_null())
 
 
 def _to_value(v: Any, t: pa.DataType) -> Any:
