@@ -454,3 +454,17 @@ def test_to_kafka_message_never_encodes_a_null_or_failed_row():
         with pytest.raises(K.FailFastError, match="row 0"):
             K.encode_message(pa.array(rows, dec.type), "OffsetCommitValue", 3)
     assert K.encode_message(dec.slice(0, 1), "OffsetCommitValue", 3).to_pylist() == [good]
+
+
+def test_without_extensions_as_users_start_it(tmp_path, capsys, monkeypatch):
+    """The command as a user runs it with KCODEC_NO_EXTENSIONS=1 (every twin, fresh
+    process) says what the in-process run says about the same corrupted copy."""
+    import subprocess
+    import sys
+    case = Case(tmp_path, "offsets", 0, "flip")
+    assert case.failed
+    env = dict(os.environ, KCODEC_NO_EXTENSIONS="1")
+    r = subprocess.run([sys.executable, "-m", "kcodec.cli", "offsets", "groups", "--verbose", str(case.bad)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    code, out, _ = _cli(["offsets", "groups", "--verbose", str(case.bad)], capsys)
+    assert r.returncode == code == 3 and r.stdout == out and "Traceback" not in r.stderr

@@ -71,7 +71,8 @@ def _unusable(cmd: str, img: MetadataImage, paths: List[str]) -> Optional[int]:
         if len(dmg) > 10:
             print(f"  ... and {len(dmg) - 10} more", file=sys.stderr)
         return _DAMAGED
-    if not img.record_counts and img.last_offset < 0 and img.kraft_version == 0 and img.voters is None:
+    if (not img.record_counts and img.last_offset < 0 and img.kraft_version == 0
+            and img.voters is None and img.leader is None):
         print(f"kcodec {cmd}: no metadata records in {', '.join(paths)}: not a metadata log",
               file=sys.stderr)
         return 1
