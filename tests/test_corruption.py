@@ -256,6 +256,10 @@ def test_offsets_groups_cli(engine, monkeypatch, tmp_path, capsys, fixture, seed
     kept = [l for l in out.splitlines() if not l.startswith("error: ") and "corrupt batch" not in l]
     assert case.norm("\n".join(kept)) == case.norm(gout.rstrip("\n"))
     assert sum(l.startswith("error: ") for l in out.splitlines()) == len(case.failed)
+    # check-downgrade: no verdict passed off as safe on a damaged log
+    code, out, _ = _cli(["offsets", "check-downgrade", "--to", "4.0", str(case.bad)], capsys)
+    if case.failed:
+        assert code != 0 and not out.startswith("OK")
 
 
 # --------------------------------------------------------------------------- KRaft
