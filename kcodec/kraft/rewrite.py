@@ -16,10 +16,10 @@ import kcodec
 
 from . import features as F
 from kcodec import log
-from kcodec.errors import CorruptRecordError
 from ._columns import _starts
 from .image import MetadataImage
 from .records import encode_record
+from kcodec.errors import CorruptRecordError
 
 __all__ = ["Loss", "RewriteReport", "snapshot_records", "losses_at", "encode_snapshot",
            "write_snapshot", "rewrite", "bootstrap_records", "encode_bootstrap",
