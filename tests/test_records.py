@@ -206,7 +206,7 @@ def _three():
             for i in range(3)]
 
 
-def test_bad_crc_reported_and_records_kept():
+def test_bad_crc_reported_and_records_withheld():
     a, b, c = _three()
     bad = bytearray(b)
     bad[-2] ^= 0xFF          # a value byte of the last record: only the CRC notices
@@ -214,7 +214,9 @@ def test_bad_crc_reported_and_records_kept():
     assert [x.error is None for x in batches] == [True, False, True]
     e = batches[1].error
     assert e.reason == "bad_crc" and e.position == len(a) and e.skipped_to == len(a) + len(b)
-    assert len(batches[1].records) == 3
+    assert batches[1].records == []          # damaged bytes: never handed out
+    salvaged = list(KR.iter_batches(a + bytes(bad) + c, salvage=True))[1]
+    assert salvaged.error == e and len(salvaged.records) == 3       # a forensic opt-in
     with pytest.raises(CorruptRecordError) as ei:
         list(KR.iter_batches(a + bytes(bad) + c, errors="raise"))
     assert ei.value.offset == len(a)
@@ -288,6 +290,8 @@ def test_record_count_mismatch():
     struct.pack_into(">i", data, 57, 5)
     struct.pack_into(">I", data, 17, KR._impl.records.crc32c(bytes(data[21:])))
     (b,) = list(KR.iter_batches(bytes(data)))
+    assert b.error.reason == "record_count_mismatch" and b.records == []
+    (b,) = list(KR.iter_batches(bytes(data), salvage=True))
     assert b.error.reason == "record_count_mismatch" and len(b.records) == 2
 
 

@@ -40,16 +40,43 @@ def _files(path: str) -> List[str]:
 
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
+    errors: List[log.BatchError] = []
     for p in args.paths:
         for f in _files(p):
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            for line in dump_lines(f, display_name=shown):
+            for line in dump_lines(f, display_name=shown, errors=errors):
                 out.write(line + "\n")
-    return 0
+    for e in errors:         # their records are not shown: damaged bytes
+        print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
+    return _DAMAGED if errors else 0
 
 
 def _load(paths: List[str]) -> MetadataImage:
     return replay(paths if len(paths) > 1 else paths[0])
+
+
+_DAMAGED = 3        # exit status: read, with corrupt or unreadable data
+
+
+def _unusable(cmd: str, img: MetadataImage, paths: List[str]) -> Optional[int]:
+    """Why ``img`` cannot stand for the cluster's metadata, said on stderr, as the exit
+    status (None: it can): the log was damaged (3; what replay could not read is missing
+    from it), or nothing at all was read (1: not a metadata log)."""
+    if img.damaged:
+        dmg = img.damage()
+        print(f"kcodec {cmd}: the log is damaged: {len(dmg)} unreadable part(s); what they "
+              "held is missing, so the state read is not the cluster's:", file=sys.stderr)
+        for line in dmg[:10]:
+            print(f"  {line}", file=sys.stderr)
+        if len(dmg) > 10:
+            print(f"  ... and {len(dmg) - 10} more", file=sys.stderr)
+        return _DAMAGED
+    if (not img.record_counts and img.last_offset < 0 and img.kraft_version == 0
+            and img.voters is None and img.leader is None):
+        print(f"kcodec {cmd}: no metadata records in {', '.join(paths)}: not a metadata log",
+              file=sys.stderr)
+        return 1
+    return None
 
 
 def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
@@ -67,7 +94,7 @@ def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         out.write(json.dumps(value, default=_json_default, indent=None if args.compact else 2) + "\n")
     for i in img.issues[: args.issues]:
         print(f"issue at offset {i.offset}: {i.kind}: {i.message}", file=sys.stderr)
-    return 0
+    return _DAMAGED if img.damaged else 0
 
 
 def cmd_bootstrap(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
@@ -90,6 +117,9 @@ def _level_text(name: str, level: int) -> str:
 def cmd_describe(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
     img = _load(args.paths)
+    bad = _unusable("features describe", img, args.paths)
+    if bad is not None:
+        return bad
     sup = img.supported_features()
     nodes = sup["brokers"] or sup["controllers"]
     ranges: Dict[str, Tuple[int, int]] = nodes[min(nodes)] if nodes else F.supported_ranges()
@@ -137,6 +167,9 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
         return 2
     kind = "UPGRADE" if op == "upgrade" else ("UNSAFE_DOWNGRADE" if args.unsafe else "SAFE_DOWNGRADE")
     img = _load(args.paths)
+    bad = _unusable(f"features {op}", img, args.paths)
+    if bad is not None:
+        return bad
     res = plan(img, [FeatureUpdate(n, l, kind) for n, l in ups], validate_only=args.dry_run)
     if args.json:
         out.write(json.dumps(res._asdict(), default=_json_default, indent=2) + "\n")
@@ -165,6 +198,10 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
 def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
     img = _load(args.paths)
+    bad = _unusable("features rewrite", img, args.paths)
+    if bad is not None:
+        print("kcodec features rewrite: no snapshot written", file=sys.stderr)
+        return bad
     try:
         rep = write_snapshot(img, args.out, to=args.to, epoch=args.epoch)
     except ValueError as e:

@@ -38,7 +38,8 @@ from .records import CONTROL_MESSAGES, RECORD_TYPES, MetadataRecord, read_record
 
 _kernels: Any = _ext.load("kcodec.kraft._image") or _image_py     # C, or its Python twin
 
-__all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns"]
+__all__ = ["MetadataImage", "Topics", "Partitions", "Issue", "replay", "iter_record_columns",
+           "RecordColumns"]
 
 NO_LEADER_CHANGE = -2
 _TOPIC, _PARTITION, _CHANGE = 2, 3, 5
@@ -331,12 +332,33 @@ class MetadataImage:
         self.zk_migration_state: Optional[int] = None
         self.last_offset: int = -1
         self.issues: List[Issue] = []
+        # the log's batches that failed (bad CRC, cut, undecompressable...): none of their
+        # records is in the image (the log reader withholds them); each is an issue too
+        self.batch_errors: List[log.BatchError] = []
         self.record_counts: Dict[str, int] = {}
         self.versions_seen: Dict[str, int] = {}     # spec name -> highest version replayed
         self.open_transaction: Optional[str] = None
         self.aborted_transactions: int = 0
 
     # ------------------------------------------------------------------ views
+
+    @property
+    def damaged(self) -> bool:
+        """Whether the log had bytes replay could not read: a batch that failed (see
+        :attr:`batch_errors`) or a record or control record that did not decode (issues of
+        kind ``error``).  The image then lacks what they held: it is not the cluster's
+        state, and nothing written from it (a snapshot, a plan) may claim to be."""
+        return bool(self.batch_errors) or any(i.kind == "error" for i in self.issues)
+
+    def damage(self) -> List[str]:
+        """What of the log could not be read, one line each: every corrupt batch, then
+        every record or control record that did not decode (empty: not :attr:`damaged`)."""
+        out = [str(e) for e in self.batch_errors]
+        batches = {(e.file, e.position) for e in self.batch_errors}
+        for i in self.issues:
+            if i.kind == "error" and (i.file, i.offset) not in batches:
+                out.append(f"{i.file + ': ' if i.file else ''}offset {i.offset}: {i.message}")
+        return out
 
     def finalized_features(self) -> Dict[str, int]:
         """Finalized feature levels as a 4.1.1 broker reports them (ApiVersions'
@@ -397,6 +419,7 @@ class MetadataImage:
             "controllers": sorted(self.controllers),
             "last_offset": self.last_offset,
             "issues": len(self.issues),
+            "corrupt_batches": len(self.batch_errors),
             "open_transaction": self.open_transaction,
         }
 
@@ -656,9 +679,9 @@ class MetadataImage:
 
     def reset(self) -> None:
         """Forget everything (a snapshot starts here)."""
-        keep_issues = self.issues
+        keep_issues, keep_errors = self.issues, self.batch_errors
         self.__init__()  # type: ignore[misc]
-        self.issues = keep_issues
+        self.issues, self.batch_errors = keep_issues, keep_errors
 
     def compact(self) -> None:
         """Drop deleted partition rows and superseded list values."""
@@ -1330,12 +1353,15 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
            compact: bool = True) -> MetadataImage:
     """Replay a metadata log, snapshot, directory (``bootstrap.checkpoint``,
     ``*.checkpoint`` snapshots and ``__cluster_metadata-0`` segments), bytes, or a list
-    of those in order, into a :class:`MetadataImage`.  Corrupt batches, unknown record
-    types and versions newer than the specs are recorded in ``image.issues``."""
+    of those in order, into a :class:`MetadataImage`.  Unknown record types and versions
+    newer than the specs are recorded in ``image.issues``; so is each corrupt batch (none
+    of whose records is applied: :mod:`kcodec.log` never hands them out), also listed in
+    ``image.batch_errors`` (see :attr:`MetadataImage.damaged`)."""
     img = image if image is not None else MetadataImage()
     rp = _Replayer(img)
     for lc in log.iter_chunks(source, verify_crc=verify_crc):
         for e in (lc.errors[i] for i in sorted(lc.errors)):
+            img.batch_errors.append(e)
             img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
         ch = _Chunk(lc)
         if not len(ch):
@@ -1378,7 +1404,23 @@ def _groups(api: np.ndarray, ver: np.ndarray, idx: np.ndarray) -> Iterator[Tuple
         yield k >> 7, k & 0x7F, rows
 
 
-def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tuple[str, int, Any]]:
+class RecordColumns:
+    """What :func:`iter_record_columns` returns: an iterator of ``(record type, version,
+    batch)`` whose :attr:`errors` lists, as reading goes, the log's batches that failed
+    (:class:`kcodec.log.BatchError`; none of their records is in any batch yielded)."""
+
+    def __init__(self, source: Any, verify_crc: bool) -> None:
+        self.errors: List[log.BatchError] = []
+        self._it = _record_columns(source, verify_crc, self.errors)
+
+    def __iter__(self) -> "RecordColumns":
+        return self
+
+    def __next__(self) -> Tuple[str, int, Any]:
+        return next(self._it)
+
+
+def iter_record_columns(source: Any, *, verify_crc: bool = True) -> RecordColumns:
     """Decode every metadata record of a log into columns, one ``(record type, version,
     batch)`` per part of a chunk of the log and type/version (by API key and version).
     ``batch`` is a ``pyarrow.RecordBatch`` (needs pyarrow): the record's fields
@@ -1386,9 +1428,16 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> Iterator[Tup
     and ``offset``.  Each group is one bulk decode of the record values in place (the log
     reader's chunk, no bytes object per record).  Control records, unknown types and
     frames other than the common 3-byte head (frame version 1, one-byte API key and
-    version) are left to :func:`replay` (which reports them)."""
+    version) are left to :func:`replay` (which reports them).  A batch that failed (bad
+    CRC, cut, ...) gives no rows: it is in the returned iterator's ``errors`` list
+    (:class:`RecordColumns`), complete once the iterator is exhausted."""
+    return RecordColumns(source, verify_crc)
+
+
+def _record_columns(source: Any, verify_crc: bool, errors: List[Any]) -> Iterator[Tuple[str, int, Any]]:
     from kcodec import arrow     # needs pyarrow
     for ch in log.iter_chunks(source, verify_crc=verify_crc):
+        errors.extend(ch.errors[i] for i in sorted(ch.errors))
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         for buf, recs in parts:
             if not len(recs):

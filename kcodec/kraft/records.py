@@ -161,20 +161,28 @@ class LogEntry(NamedTuple):
 
 def iter_log(source: Any, **kwargs: Any) -> Iterator[LogEntry]:
     """Every record of a metadata log segment, snapshot, directory or bytes, in order,
-    decoded.  Corrupt batches are reported by the log reader (``errors="report"``:
-    yielded as ``LogEntry`` rows of their readable records, the batch carrying
-    ``.error``)."""
-    for batch, rec in log.iter_records(source, **kwargs):
+    decoded.  A corrupt batch is one entry, none of its records read (the log reader
+    withholds them, see :mod:`kcodec.log`): ``batch.error`` set, ``offset`` its base
+    offset, ``record`` a :class:`MetadataRecord` with status ``error`` and the batch's
+    error as its message."""
+    for batch in log.iter_batches(source, **kwargs):
+        if batch.error is not None:
+            yield LogEntry(batch.file, batch, batch.base_offset, batch.base_timestamp, None, None,
+                           MetadataRecord(None, None, None, None, b"", "error",
+                                          f"corrupt batch: {batch.error}"),
+                           None, None, [])
+            continue
         ctrl = (batch.attributes & 0x20) != 0
-        if ctrl:
-            ctype, _name, cval, _err = _read_control(rec.key, rec.value)
-            yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, ctype, cval, None,
-                           rec.key, rec.value, rec.headers)
-        else:
-            mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
-                None, None, None, None, b"", "error", "null value")
-            yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, None, None, mr,
-                           rec.key, rec.value, rec.headers)
+        for rec in batch.records:
+            if ctrl:
+                ctype, _name, cval, _err = _read_control(rec.key, rec.value)
+                yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, ctype, cval, None,
+                               rec.key, rec.value, rec.headers)
+            else:
+                mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
+                    None, None, None, None, b"", "error", "null value")
+                yield LogEntry(batch.file, batch, rec.offset, rec.timestamp, None, None, mr,
+                               rec.key, rec.value, rec.headers)
 
 
 # --------------------------------------------------------------------------- JSON / dump
@@ -193,9 +201,13 @@ def _payload(mr: MetadataRecord, offset: int) -> str:
     return f"Error at {offset}, skipping. {mr.error}"
 
 
-def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None) -> Iterator[str]:
+def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
+               errors: Optional[List[Any]] = None) -> Iterator[str]:
     """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
-    one segment or snapshot file (``display_name`` replaces the path in "Dumping ...")."""
+    one segment or snapshot file (``display_name`` replaces the path in "Dumping ...").
+    A corrupt batch's line says ``isvalid: false`` and none of its records follows (they
+    are damaged bytes, see :mod:`kcodec.log`); ``errors``, a list, collects each one's
+    :class:`kcodec.log.BatchError`."""
     path = os.fspath(path)
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
@@ -211,6 +223,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
     valid = 0
     size = os.path.getsize(path)
     for batch in log.iter_batches(path):
+        if batch.error is not None and errors is not None:
+            errors.append(batch.error)
         if batch.error is not None and batch.error.reason == "truncated":
             break
         ctrl = (batch.attributes & 0x20) != 0

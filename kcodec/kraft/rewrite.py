@@ -21,6 +21,7 @@ from kcodec._java import hash_order, java_string_hash, java_string_key, java_uui
 from ._columns import _starts
 from .image import MetadataImage
 from .records import encode_record
+from kcodec.errors import CorruptRecordError
 
 __all__ = ["Loss", "RewriteReport", "snapshot_records", "losses_at", "encode_snapshot",
            "write_snapshot", "rewrite", "bootstrap_records", "encode_bootstrap",
@@ -39,10 +40,13 @@ class Loss(NamedTuple):
 class RewriteReport(NamedTuple):
     from_level: Optional[int]
     to_level: int
-    lossy: bool                 # something in the image could not be written
+    lossy: bool                 # something in the image could not be written, or the log was damaged
     losses: List[Loss]
     records: int                # records written (control records apart)
     notes: List[str]
+    # what of the log replay could not read (corrupt batches, undecodable records): the
+    # image lacks what they held, so a snapshot of it is not the cluster's state
+    damage: Tuple[str, ...] = ()
 
 
 def _mv(level: Union[int, str, F.MetadataVersion]) -> F.MetadataVersion:
@@ -264,14 +268,29 @@ def rewrite(image: MetadataImage, to: Union[int, str, F.MetadataVersion]) -> Tup
         if why:
             notes.append(f"{name}={lvl} kept, but {why}")
     recs = list(snapshot_records(image, mv))
-    return recs, RewriteReport(image.metadata_version, mv.level, bool(losses), losses, len(recs), notes)
+    dmg = tuple(image.damage())
+    return recs, RewriteReport(image.metadata_version, mv.level, bool(losses) or bool(dmg), losses,
+                               len(recs), notes, dmg)
 
 
 def write_snapshot(image: MetadataImage, out: Union[str, "os.PathLike[str]"], *,
                    to: Union[int, str, F.MetadataVersion, None] = None, epoch: int = 0,
-                   timestamps: Tuple[int, int, int] = None) -> RewriteReport:
+                   timestamps: Tuple[int, int, int] = None,
+                   allow_damaged: bool = False) -> RewriteReport:
     """Write a snapshot of ``image`` (at ``to``, default its own level) to the file
-    ``out``, or into the directory ``out`` under Kafka's snapshot file name."""
+    ``out``, or into the directory ``out`` under Kafka's snapshot file name.
+
+    An image replayed from a damaged log (:attr:`MetadataImage.damaged`) lacks what the
+    damaged part held: it raises :class:`~kcodec.errors.CorruptRecordError` (naming the
+    first damage) and writes nothing, unless ``allow_damaged=True`` (the report then lists
+    the damage and says lossy)."""
+    if image.damaged and not allow_damaged:
+        dmg = image.damage()
+        first = image.batch_errors[0] if image.batch_errors else None
+        raise CorruptRecordError(
+            f"the log is damaged ({len(dmg)} unreadable part(s), first: {dmg[0]}): a snapshot "
+            "of what could be read would not be the cluster's state",
+            file=first.file if first else None, position=first.position if first else None)
     recs, report = rewrite(image, to if to is not None else (image.metadata_version or F.MINIMUM.level))
     data = encode_snapshot(recs, timestamps=timestamps, epoch=epoch)
     path = os.fspath(out)

@@ -21,9 +21,14 @@ Files are read in fixed-size chunks, so memory stays flat however long the log i
 :func:`iter_chunks` hands out the scanner's arrays per chunk for columnar readers.
 
 A corrupt batch (bad CRC, impossible length, unknown magic or compression, records
-that do not parse, a log cut in the middle of a batch) is never dropped silently:
-it is yielded with :attr:`RecordBatch.error` set (file, position, reason) and
-reading goes on with the next readable batch.  ``errors="raise"`` raises
+that do not parse or are fewer or more than its header says, a decompression failure
+or bomb, a log cut in the middle of a batch) is never dropped silently and never
+read: it is yielded with :attr:`RecordBatch.error` set (file, position, reason) and
+no records, in ``Chunk.errors`` / the ``errors`` list of the columnar readers, and
+reading goes on with the next readable batch.  No reader hands out a record of a
+failed batch, on either engine; only a forensic tool that passes ``salvage=True``
+gets the records that could be read from one, each flagged (its batch's ``.error``,
+or the ``damaged`` column).  ``errors="raise"`` raises
 :class:`~kcodec.errors.CorruptRecordError` instead.
 
 Modules: :mod:`~kcodec.log.batch` (the data model), :mod:`~kcodec.log.reader`

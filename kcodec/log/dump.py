@@ -62,7 +62,7 @@ def record_line(batch: RecordBatch, rec: Record) -> str:
 
 def chunk_batches(ch: Chunk) -> List[RecordBatch]:
     """The chunk's batches as :func:`~kcodec.log.iter_batches` yields them (corrupt ones
-    with ``.error`` and the records that could be read)."""
+    with ``.error`` and, unless the chunk was read with ``salvage=True``, no records)."""
     return [_batch_of(ch, i, "report") for i in range(len(ch.batches))]
 
 

@@ -90,6 +90,10 @@ class Chunk(NamedTuple):
     that buffer.  ``data`` is only valid until the iterator moves on: copy what you keep.
     The arrays stay valid as long as you hold them (the reader reuses their buffers only
     once no chunk or view of them is left).
+
+    A batch that failed (a key of ``errors``) has no records here: ``records_parsed`` is 0,
+    no row of ``records`` and no ``inflated`` entry is its own (unless the chunk was read
+    with ``salvage=True``, see :func:`iter_chunks`).
     """
     file: Optional[str]
     base: int                        # file position of the window start
@@ -167,7 +171,7 @@ def _describe(file: Optional[str], b: Any, base: int, data: Any = None) -> Optio
 
 
 def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, final: bool,
-                 limits: Limits, pool: List[Any]) -> Tuple[int, Chunk]:
+                 limits: Limits, pool: List[Any], salvage: bool = False) -> Tuple[int, Chunk]:
     consumed, batches, recs = _impl.records.scan(data, verify_crc, final, limits.max_batch_size,
                                                  pool=pool)
     inflated: Dict[int, Tuple[bytes, np.ndarray]] = {}
@@ -205,7 +209,32 @@ def _scan_window(file: Optional[str], base: int, data: Any, verify_crc: bool, fi
         err = _describe(file, batches[i], base, data)
         if err is not None:
             errors[i] = err
+    if errors and not salvage:
+        recs = _withhold(batches, recs, inflated, errors)
     return consumed, Chunk(file, base, data, batches, recs, inflated, errors)
+
+
+def _withhold(batches: np.ndarray, recs: np.ndarray, inflated: Dict[int, Tuple[bytes, np.ndarray]],
+              errors: Dict[int, BatchError]) -> np.ndarray:
+    """Take the records of the failed batches out of a window (their rows, their inflated
+    buffers, their ``records_parsed``) so that no reader can hand them out: a batch that
+    failed its CRC or did not parse is only its :class:`BatchError`.  Returns the records
+    array without them (a copy when any were there; the clean case costs nothing)."""
+    bad = np.fromiter(errors, np.int64, len(errors))
+    for i in bad.tolist():
+        inflated.pop(i, None)
+    n_bad = batches["records_parsed"][bad].astype(np.int64)
+    if len(recs) and n_bad.any():
+        # rows of a batch sit at first_record .. first_record + records_parsed (uncompressed
+        # batches; compressed ones hold none here and were dropped above)
+        keep = ~np.isin(recs["batch_index"], bad)
+        if not keep.all():
+            removed = np.zeros(len(batches), np.int64)
+            np.add.at(removed, recs["batch_index"][~keep].astype(np.int64), 1)
+            batches["first_record"] -= np.cumsum(removed) - removed
+            recs = recs[keep]
+    batches["records_parsed"][bad] = 0
+    return recs
 
 
 def _legacy_value(mv: Any, pos: int) -> Optional[Tuple[int, int]]:
@@ -303,7 +332,7 @@ def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk
 
 
 def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
-               limits: Limits, pool: List[Any]) -> Iterator[Chunk]:
+               limits: Limits, pool: List[Any], salvage: bool = False) -> Iterator[Chunk]:
     buf = bytearray(chunk)
     filled = 0
     base = 0
@@ -318,7 +347,7 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
         if filled == 0:
             return
         window = memoryview(buf)[:filled]
-        consumed, ch = _scan_window(name, base, window, verify_crc, eof, limits, pool)
+        consumed, ch = _scan_window(name, base, window, verify_crc, eof, limits, pool, salvage)
         if len(buf) < _MAX_RESYNC_WINDOW:
             consumed, ch = _defer_tail_error(ch, eof, consumed)
         if len(ch.batches):
@@ -345,7 +374,7 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
 
 
 def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
-            pool: Optional[List[Any]] = None) -> Iterator[Chunk]:
+            pool: Optional[List[Any]] = None, salvage: bool = False) -> Iterator[Chunk]:
     # The scanner's output buffers, reused from window to window while no chunk holds them.
     pool = [] if pool is None else pool
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -355,7 +384,8 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
             # windows of `chunk` bytes (a batch longer than that gets a window of its own)
             end = min(len(mv), off + max(chunk, 1))
             final = end == len(mv)
-            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, limits, pool)
+            consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, final, limits, pool,
+                                        salvage)
             consumed, ch = _defer_tail_error(ch, final, consumed)
             if len(ch.batches):
                 yield ch
@@ -365,7 +395,7 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
                     break
                 end = len(mv)
                 consumed, ch = _scan_window(None, off, mv[off:end], verify_crc, True, limits,
-                                            pool)
+                                            pool, salvage)
                 if len(ch.batches):
                     yield ch
                 ch = None
@@ -376,27 +406,34 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
     if isinstance(source, (str, os.PathLike)):
         for path in log_files(source):
             with open(path, "rb", buffering=0) as f:
-                yield from _scan_file(f, path, verify_crc, chunk, limits, pool)  # type: ignore[arg-type]
+                yield from _scan_file(f, path, verify_crc, chunk, limits, pool,  # type: ignore[arg-type]
+                                      salvage)
         return
     if hasattr(source, "readinto"):
         yield from _scan_file(source, getattr(source, "name", None), verify_crc, chunk, limits,  # type: ignore[arg-type]
-                              pool)
+                              pool, salvage)
         return
     if isinstance(source, (list, tuple)):
         for s in source:
-            yield from _chunks(s, verify_crc, chunk, limits, pool)
+            yield from _chunks(s, verify_crc, chunk, limits, pool, salvage)
         return
     raise TypeError(f"cannot read records from {type(source).__name__}")
 
 
 def iter_chunks(source: Source, *, verify_crc: bool = True, chunk_size: int = DEFAULT_CHUNK,
                 max_batch_size: int = DEFAULT_MAX_BATCH,
-                max_inflated_size: int = DEFAULT_MAX_INFLATED) -> Iterator[Chunk]:
+                max_inflated_size: int = DEFAULT_MAX_INFLATED,
+                salvage: bool = False) -> Iterator[Chunk]:
     """Yield the scanner's arrays for each window of ``source`` (see :class:`Chunk`), in
     log order: the fast path for readers that decode records themselves, in bulk.
+
     Corrupt batches are in ``Chunk.errors`` (batch index -> :class:`BatchError`); nothing
-    is raised for them."""
-    return _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size))
+    is raised for them, and none of their records is in the chunk (``records_parsed`` 0,
+    no rows in ``records``, no ``inflated`` entry).  ``salvage=True`` (forensic tools
+    only) leaves the records that could be read in: every row whose ``batch_index`` is a
+    key of ``Chunk.errors`` then comes from a failed batch."""
+    return _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size),
+                   salvage=salvage)
 
 
 def _records_of(ch: Chunk, i: int) -> List[Record]:
@@ -443,21 +480,26 @@ def _check_errors_arg(errors: str) -> None:
 def iter_batches(source: Source, *, verify_crc: bool = True, errors: str = "report",
                  chunk_size: int = DEFAULT_CHUNK,
                  max_batch_size: int = DEFAULT_MAX_BATCH,
-                 max_inflated_size: int = DEFAULT_MAX_INFLATED) -> Iterator[RecordBatch]:
+                 max_inflated_size: int = DEFAULT_MAX_INFLATED,
+                 salvage: bool = False) -> Iterator[RecordBatch]:
     """Yield every record batch of ``source`` in log order, records included.
 
-    ``errors="report"`` (default) yields a corrupt batch with ``.error`` set (and the
-    records that could be read, if any) and goes on; ``"raise"`` raises
-    :class:`CorruptRecordError` at the first one.
+    ``errors="report"`` (default) yields a corrupt batch with ``.error`` set and no
+    records, and goes on; ``"raise"`` raises :class:`CorruptRecordError` at the first one.
+    ``salvage=True`` (forensic tools only) gives a corrupt batch the records that could
+    be read from it: they come with their batch, whose ``.error`` is set.
     """
     _check_errors_arg(errors)
-    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size)):
+    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size),
+                      salvage=salvage):
         for i in range(len(ch.batches)):
             yield _batch_of(ch, i, errors)
 
 
 def iter_records(source: Source, **kwargs: Any) -> Iterator[Tuple[RecordBatch, Record]]:
-    """Yield ``(batch, record)`` for every record (control records included)."""
+    """Yield ``(batch, record)`` for every record (control records included) of the batches
+    that read cleanly (keywords as :func:`iter_batches`; with ``salvage=True`` a record of a
+    failed batch comes with that batch, whose ``.error`` is set)."""
     for batch in iter_batches(source, **kwargs):
         for rec in batch.records:
             yield batch, rec
@@ -470,7 +512,7 @@ _BATCH_COLS = ("base_offset", "partition_leader_epoch", "producer_id", "producer
 def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "report",
                  chunk_size: int = DEFAULT_CHUNK, max_batch_size: int = DEFAULT_MAX_BATCH,
                  max_inflated_size: int = DEFAULT_MAX_INFLATED,
-                 with_headers: bool = False) -> Iterator[Dict[str, Any]]:
+                 with_headers: bool = False, salvage: bool = False) -> Iterator[Dict[str, Any]]:
     """Columnar reading: one dict of columns per chunk of the log.
 
     Columns (one row per record): ``offset``, ``timestamp``, ``attributes`` (record),
@@ -478,11 +520,14 @@ def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "repo
     ``batch_partition_leader_epoch``, ``batch_producer_id``, ``batch_producer_epoch``,
     ``batch_attributes``, ``batch_position`` (NumPy arrays), ``file`` (str or None);
     ``headers`` (list of lists) with ``with_headers=True``.  Also ``"errors"``: the
-    :class:`BatchError` of this chunk's corrupt batches (their readable records are
-    still in the columns).
+    :class:`BatchError` of this chunk's corrupt batches, none of whose records is in the
+    columns.  ``salvage=True`` (forensic tools only) puts the records that could be read
+    from corrupt batches in too and adds a ``damaged`` column (bool array), True on each
+    of those rows.
     """
     _check_errors_arg(errors)
-    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size)):
+    for ch in _chunks(source, verify_crc, chunk_size, Limits(max_batch_size, max_inflated_size),
+                      salvage=salvage):
         if errors == "raise" and ch.errors:
             e = next(iter(ch.errors.values()))
             raise CorruptRecordError(e.reason + ": " + e.message, file=e.file,
@@ -526,13 +571,16 @@ def iter_columns(source: Source, *, verify_crc: bool = True, errors: str = "repo
             cols["batch_" + c] = col
         if with_headers:
             cols["headers"] = hdrs
+        if salvage:
+            cols["damaged"] = (np.isin(bi, np.fromiter(ch.errors, np.int64, len(ch.errors)))
+                               if ch.errors else np.zeros(len(bi), bool))
         cols["errors"] = [ch.errors[i] for i in sorted(ch.errors)]
         yield cols
 
 
 def read_columns(source: Source, **kwargs: Any) -> Dict[str, Any]:
-    """All of :func:`iter_columns` concatenated (``file`` becomes a per-row list).
-    Loads the whole log: prefer :func:`iter_columns` for big logs."""
+    """All of :func:`iter_columns` concatenated (``file`` becomes a per-row list; keywords
+    as :func:`iter_columns`).  Loads the whole log: prefer :func:`iter_columns` for big logs."""
     parts = list(iter_columns(source, **kwargs))
     out: Dict[str, Any] = {}
     if not parts:

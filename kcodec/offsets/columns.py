@@ -342,13 +342,8 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
                               max_inflated_size=maxi):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         outs = []
-        corrupt = None
-        if ch.errors:         # a corrupt batch's records are damaged bytes: none reach a result
-            corrupt = np.zeros(len(ch.batches), bool)
-            corrupt[list(ch.errors)] = True
+        # (a corrupt batch's records are not in the chunk: kcodec.log withholds them)
         for buf, recs in parts:
-            if corrupt is not None and len(recs):
-                recs = recs[~corrupt[recs["batch_index"]]]
             battr = ch.batches["attributes"][recs["batch_index"]] if len(recs) else np.empty(0, np.int16)
             control = (battr & 0x20) != 0
             cols, others = _decode_part(buf, recs, control)

@@ -348,8 +348,9 @@ def to_json(rec: OffsetsRecord) -> Dict[str, Any]:
 
 def iter_decoded(source: Any, **kwargs: Any) -> Iterator[Tuple[Any, Any, Optional[OffsetsRecord]]]:
     """``(batch, record, decoded)`` for every record of a log (see :mod:`kcodec.log`);
-    ``decoded`` is None for control records.  Corrupt batches come with their error and
-    the records that could be read; undecodable records carry ``error``."""
+    ``decoded`` is None for control records.  A corrupt batch is one ``(batch, None, None)``
+    with ``batch.error`` set (none of its records is read); undecodable records carry
+    ``error``."""
     from kcodec import log as _recs
     for batch in _recs.iter_batches(source, **kwargs):
         if not batch.records:

@@ -594,7 +594,7 @@ def fold(records: Iterable[Tuple[Any, Any, Optional[OffsetsRecord]]], *,
         if batch.error is not None:
             if errors == "raise":
                 raise _corrupt(batch.error)
-            if rec is None or rec is batch.records[0]:
+            if rec is None or rec is batch.records[0]:     # (records: only if salvaged)
                 f.errors.append(str(batch.error))
             continue          # its records are damaged bytes: never state
         if rec is None:

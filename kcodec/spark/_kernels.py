@@ -122,13 +122,17 @@ def message_type(name: str, version: int, newer: str = "error") -> pa.StructType
 
 def decode_message(values: Any, name: str, version: int, *, newer: str = "error",
                    mode: str = PERMISSIVE) -> pa.StructArray:
-    """Decode a binary column as message ``name`` at ``version`` (no framing)."""
+    """Decode a binary column as message ``name`` at ``version`` (no framing).  A null
+    value is a null row (not a struct of nulls, which :func:`encode_message` would take for
+    a message of defaults)."""
     values = _binary(values)
     b = _ka.decode(name, values, version, newer=newer)
     err = b.column(ERROR)
     if mode == FAILFAST and err.null_count < len(err):
         _fail(f"{name} v{version}", np.flatnonzero(_valid(err)), err, values)
-    return _struct_of(b)
+    if not values.null_count:
+        return _struct_of(b)
+    return pa.StructArray.from_arrays(b.columns, names=b.schema.names, mask=values.is_null())
 
 
 def _to_value(v: Any, t: pa.DataType) -> Any:
@@ -157,7 +161,11 @@ def _to_value(v: Any, t: pa.DataType) -> Any:
 def encode_message(structs: Any, name: str, version: int, *, mode: str = FAILFAST) -> pa.Array:
     """Encode a struct column (fields named as Kafka's JSON) as message ``name`` at
     ``version``.  FAILFAST (default): raise on a row that does not encode; PERMISSIVE:
-    a ``struct<value: binary, _error: string>`` with the reason per bad row."""
+    a ``struct<value: binary, _error: string>`` with the reason per bad row.
+
+    A null row, or one whose ``_error`` is set (a row :func:`decode_message` could not
+    read: its fields are nulls, not the message), is not a message: never encoded (its
+    fields would take their defaults), it is a bad row like one that does not encode."""
     if isinstance(structs, pa.ChunkedArray):
         structs = structs.combine_chunks()
     t = _ka.arrow_type(name, version)
@@ -165,11 +173,12 @@ def encode_message(structs: Any, name: str, version: int, *, mode: str = FAILFAS
     errs: List[Optional[str]] = []
     # Encoding is for writing test data and rewriting records: one row at a time is fine.
     for i, row in enumerate(structs.to_pylist()):
-        if row is None:
-            out.append(None)
-            errs.append(None)
-            continue
         try:
+            if row is None:
+                raise ValueError("the input row is null: no message to encode")
+            if row.get(ERROR) is not None:
+                raise ValueError(f"the input row is a failed decode ({ERROR}: {row[ERROR]}), "
+                                 "not a message")
             out.append(kcodec.encode(name, _to_value(row, t), version))
             errs.append(None)
         except (KcodecError, TypeError, ValueError) as e:

@@ -152,7 +152,9 @@ def to_kafka_message(col: ColumnOrName, name: str, version: int,
     """Encode a struct column (fields named as in :func:`from_kafka_message`; missing
     fields take their default) to message ``name``'s bytes at ``version``.  Default
     ``mode`` is FAILFAST (a row that does not encode fails the task); PERMISSIVE gives
-    ``struct<value: binary, _error: string>``."""
+    ``struct<value: binary, _error: string>``, ``value`` null and ``_error`` saying why on
+    a bad row.  A null row and a row :func:`from_kafka_message` failed on (its ``_error``
+    set) are bad rows: never encoded as a default message."""
     mode, rest = K.check_mode(options, default=K.FAILFAST)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
