@@ -13,12 +13,15 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
+from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
 # Exit status when the input could not be read whole (corrupt batches, reported; results
 # exclude them).  0 means every batch was read; records Kafka itself skips by design
-# (unknown record types, aborted transactions) are reported but are not errors.
-EXIT_CORRUPT = 3
+# (unknown record types, aborted transactions) are reported but are not errors.  The
+# contract every command follows is kcodec.cli's.
+EXIT_CORRUPT = EXIT_DATA
 
 
 class _Output:
@@ -81,18 +84,7 @@ class Progress:
 
 
 def _files(paths: List[str]) -> List[str]:
-    from kcodec.log import log_files
-    out: List[str] = []
-    for p in paths:
-        if p == "-":
-            out.append(p)
-            continue
-        if not os.path.exists(p):
-            raise SystemExit(f"kcodec offsets: no such file or directory: {p}")
-        out += log_files(p)
-    if out.count("-") > 1:
-        raise SystemExit("kcodec offsets: stdin (-) can be read once")
-    return out
+    return input_files(paths, stdin=True)
 
 
 def _stdin() -> Any:
@@ -278,7 +270,7 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         wanted = set(args.group)
         for g in sorted(wanted - set(st.groups) - st.deleted_groups):
             print(f"kcodec offsets groups: group {g!r} is not in the log", file=sys.stderr)
-            status = status or 1
+            status = status or EXIT_USAGE
         st = dataclasses.replace(
             st, groups={g: v for g, v in st.groups.items() if g in wanted},
             deleted_groups={g for g in st.deleted_groups if g in wanted},
@@ -357,10 +349,10 @@ def cmd_check_downgrade(args: argparse.Namespace, out: Optional[TextIO] = None) 
                 out.write(f"UNKNOWN: {len(rep.errors)} corrupt batch(es) could not be read; "
                           f"no verdict on the {rep.records} records read is a safe one\n")
     if rep.fails:
-        return 2
-    if rep.findings:
-        return 1
-    return EXIT_CORRUPT if not rep.complete else 0
+        return EXIT_REFUSED     # fails on records that were read, whatever the corrupt ones held
+    if not rep.complete:
+        return EXIT_DATA        # the unread batches could hold a record the load fails on
+    return EXIT_LOSSY if rep.findings else EXIT_OK
 
 
 def add_subparsers(subparsers: Any) -> None:
@@ -406,10 +398,10 @@ def add_subparsers(subparsers: Any) -> None:
     g.set_defaults(func=cmd_groups)
     c = sub.add_parser("check-downgrade", help="what a coordinator of an older Kafka would "
                                                "skip, fail on, or lose",
-                       epilog="Exit status: 0 safe, 1 records skipped or fields lost, "
-                              "2 the load would fail, 3 unknown: corrupt batches could not be "
-                              "read.  The per-release facts are documented in "
-                              "kcodec.offsets.downgrade.")
+                       epilog="Exit status: 0 safe, 2 the load would fail, 3 unknown: "
+                              "corrupt batches could not be read, 4 records would be skipped "
+                              "or fields lost (1: usage or path error).  The per-release facts "
+                              "are documented in kcodec.offsets.downgrade.")
     common(c)
     c.add_argument("--to", required=True, metavar="VERSION", help="target Kafka version, e.g. 3.9")
     c.add_argument("--json", action="store_true")
@@ -417,13 +409,9 @@ def add_subparsers(subparsers: Any) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcodec")
-    add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["offsets"] + list(sys.argv[1:] if argv is None else argv))
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:  # e.g. | head
-        return 0
+    """``python -m kcodec.offsets.cli ARGS``: ``kcodec offsets ARGS``."""
+    from kcodec.cli import main as kcodec_main
+    return kcodec_main(["offsets"] + list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":
