@@ -243,6 +243,9 @@ def cmd_decode(args: argparse.Namespace) -> int:
         else:
             out = {"source": src, **out}
         print(json.dumps(out, ensure_ascii=False))
+    if failed:
+        print(f"kcodec decode: {failed} of {len(items)} input(s) did not decode (their "
+              f"\"error\" lines above say where)", file=sys.stderr)
     return EXIT_DATA if failed else EXIT_OK
 
 

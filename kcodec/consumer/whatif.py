@@ -94,6 +94,11 @@ def _optional(v: Any, types: Any, where: str, what: str) -> Any:
     return None if v is None else expect_type(v, types, where, what)
 
 
+def _or_empty(v: Any, empty: Any) -> Any:
+    """``v``, or ``empty`` for null (an empty list where an object belongs stays an error)."""
+    return empty if v is None else v
+
+
 def _member(spec: Mapping[str, Any], mid: Optional[str] = None, where: str = "member") -> Member:
     expect_type(spec, Mapping, where, "a member object")
     mid = spec.get("id", spec.get("member_id", mid))
@@ -177,7 +182,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
     strat = strategy or _optional(obj.get("strategy"), str, "strategy", "an assignor name")
     parts: Dict[str, int] = {}
     racks: Dict[str, List[List[str]]] = {}
-    topics = obj.get("topics") or {}
+    topics = _or_empty(obj.get("topics"), {})
     expect_type(topics, Mapping, "topics", "an object of topic: partition count")
     for t, v in topics.items():
         if isinstance(v, Mapping):
@@ -217,19 +222,19 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
             notes.append("partition counts of some topics inferred from the current assignment "
                          "(give \"topics\" to be exact)")
     else:
-        ms = obj.get("members") or []
+        ms = _or_empty(obj.get("members"), [])
         if isinstance(ms, Mapping):
             members = [_member(v, k, f"members[{k!r}]") for k, v in ms.items()]
         else:
             members = [_member(v, None, f"members[{i}]") for i, v in enumerate(_list(ms, "members"))]
-    ch = obj.get("changes") or {}
+    ch = _or_empty(obj.get("changes"), {})
     expect_type(ch, Mapping, "changes", "an object")
     if ch:
         leave = set(_name(x, f"changes.leave[{i}]") for i, x in enumerate(_list(ch.get("leave", []), "changes.leave")))
         members = [m for m in members if m.member_id not in leave]
         for i, j in enumerate(_list(ch.get("join", []), "changes.join")):
             members.append(_member(j, None, f"changes.join[{i}]"))
-        ct = ch.get("topics") or {}
+        ct = _or_empty(ch.get("topics"), {})
         expect_type(ct, Mapping, "changes.topics", "an object of topic: partition count")
         for t, n in ct.items():
             parts[t] = _count(t, n, f"changes.topics[{t!r}]")

@@ -60,6 +60,16 @@ def _corrupt_exit(command: str, err: Any) -> int:
     return EXIT_CORRUPT
 
 
+def _corrupt_summary(command: str, count: int, first: Any) -> int:
+    """The stderr line every command ends with when batches could not be read (the
+    output says where each one is); the exit status."""
+    if not count:
+        return EXIT_OK
+    print(f"kcodec offsets {command}: {count} corrupt batch(es) not read, left out of the "
+          f"output" + (f"; first: {first}" if first is not None else ""), file=sys.stderr)
+    return EXIT_CORRUPT
+
+
 class Progress:
     """A tqdm progress bar on stderr (bytes read of the total), shown when stderr is a
     TTY or when forced.  :meth:`update` takes the absolute position."""
@@ -164,6 +174,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     sizes = {f: _size(f) for f in files}
     bar = Progress(sum(sizes.values()), args.progress)
     bad = 0
+    first = None
     base = 0
     try:
         for f in files:
@@ -174,15 +185,16 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
                     for p in pieces:
                         o.write(p)
                     bad += nbad
+                    first = first if first is not None else err
                     if err is not None and args.strict:
                         return _corrupt_exit("dump", err)
                     if o.closed and not args.strict:
-                        return EXIT_CORRUPT if bad else 0  # the reader has gone, as for head
+                        return _corrupt_summary("dump", bad, first)  # the reader has gone, as for head
                     bar.update(base + end)
             base += sizes[f]
     finally:
         bar.close()
-    return EXIT_CORRUPT if bad else 0
+    return _corrupt_summary("dump", bad, first)
 
 
 def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
@@ -190,6 +202,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
     from kcodec import log as _log
     from kcodec.log.dump import batch_line
     bad = 0
+    first = None
     for f in _files(args.paths):
         o.write(f"Dumping {f}\n")
         name = os.path.basename(f)
@@ -198,6 +211,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
         for batch in _log.iter_batches(_source(f)):
             if batch.error is not None:
                 bad += 1
+                first = first if first is not None else batch.error
                 if args.strict:
                     return _corrupt_exit("dump", batch.error)
                 if batch.error.reason != "bad_crc":   # no header to show: say what is there
@@ -209,7 +223,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
             o.write(batch_line(batch) + "\n")
             if o.closed and not args.strict:
                 break
-    return EXIT_CORRUPT if bad else 0
+    return _corrupt_summary("dump", bad, first)
 
 
 def _fmt_assigned(a: Any) -> str:
@@ -284,6 +298,8 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
                "aborted_records": st.aborted_records,
                "unknown_records": st.unknown_records, "errors": st.errors}
         out.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        if st.errors:
+            _corrupt_summary("groups", len(st.errors), st.errors[0])
         return status
     rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL", "MEMBERS", "OFFSETS")]
     for gid, g in sorted(st.groups.items()):
@@ -316,6 +332,7 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         out.write(f"error: {e}\n")
     if st.errors:
         out.write(f"{len(st.errors)} corrupt batch(es) not read: the states above exclude them\n")
+        _corrupt_summary("groups", len(st.errors), st.errors[0])
     return status
 
 
@@ -348,6 +365,8 @@ def cmd_check_downgrade(args: argparse.Namespace, out: Optional[TextIO] = None) 
             if not rep.findings:
                 out.write(f"UNKNOWN: {len(rep.errors)} corrupt batch(es) could not be read; "
                           f"no verdict on the {rep.records} records read is a safe one\n")
+    if not rep.complete:
+        _corrupt_summary("check-downgrade", len(rep.errors), rep.errors[0] if rep.errors else None)
     if rep.fails:
         return EXIT_REFUSED     # fails on records that were read, whatever the corrupt ones held
     if not rep.complete:
