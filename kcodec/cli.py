@@ -62,9 +62,9 @@ EXIT_DATA = 3
 EXIT_LOSSY = 4
 EXIT_INTERNAL = 70      # sysexits.h EX_SOFTWARE
 
-# the shortest record batch / message of each magic (v0 and v1 legacy messages, v2 batches):
-# a file whose first 17 bytes cannot start one is not a log
-_MIN_BATCH_LENGTH = {0: 14, 1: 22, 2: 49}
+# the magic byte (byte 16 of a v2 batch and of a v0/v1 message): a file whose first batch
+# has none of these is not a log
+_MAGICS = (0, 1, 2)
 
 
 def _segment_file(path: str) -> None:
@@ -88,11 +88,12 @@ def _segment_file(path: str) -> None:
         raise InputPathError(path, f"cannot read: {e.strerror or e}") from None
     if not head:
         return                               # an empty segment (Kafka's active one often is)
-    length = int.from_bytes(head[8:12], "big", signed=True) if len(head) >= 12 else None
+    # only the magic byte: a batch with a bad length is a corrupt log (read, exit 3), a file
+    # whose first batch has no magic Kafka ever wrote is not a log at all
     magic = head[16] if len(head) == 17 else None
-    if magic is not None and (magic not in _MIN_BATCH_LENGTH or length < _MIN_BATCH_LENGTH[magic]):
+    if magic is not None and magic not in _MAGICS:
         raise InputPathError(path, f"not a Kafka log segment: no record batch at position 0 "
-                                   f"(magic {magic}, length {length})")
+                                   f"(magic byte {magic}; Kafka writes 0, 1 or 2)")
 
 
 def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True) -> List[str]:
