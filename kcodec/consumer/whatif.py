@@ -104,6 +104,7 @@ def _member(spec: Mapping[str, Any], mid: Optional[str] = None, where: str = "me
     mid = spec.get("id", spec.get("member_id", mid))
     if mid is None:
         raise InvalidArgumentError(f"{where}.id", "a member needs an id")
+    expect_type(mid, (str, int), f"{where}.id", "a member id string")
     topics = spec.get("topics", [])
     if not isinstance(topics, list):
         raise ArgumentTypeError(f"{where}.topics", f"member {mid!r}: \"topics\" must be a list of "
@@ -238,7 +239,8 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
         expect_type(ct, Mapping, "changes.topics", "an object of topic: partition count")
         for t, n in ct.items():
             parts[t] = _count(t, n, f"changes.topics[{t!r}]")
-    return Scenario(members, parts, racks or None, strat, bool(obj.get("prefer_rack_aware", False)), notes)
+    prefer = expect_type(obj.get("prefer_rack_aware", False), bool, "prefer_rack_aware", "true or false")
+    return Scenario(members, parts, racks or None, strat, prefer, notes)
 
 
 @dataclass

@@ -293,6 +293,9 @@ def _write_atomically(path: str, data: bytes) -> None:
     """``data`` to ``path`` through a synced temporary file in the same directory and a
     rename, so readers see the old file or the new one, never a cut one."""
     import tempfile
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise InputPathError(parent, "no such directory to write into")
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
                                dir=os.path.dirname(path) or ".")
     try:
