@@ -15,22 +15,26 @@ code   constant            meaning
 1      ``EXIT_USAGE``      usage or path error, nothing was read: bad arguments (argparse's
                            too), a missing path, a dangling link, a FIFO or a directory
                            where a file is expected, a directory without segment files, a
-                           file that is not a log (no record batch at position 0), input
-                           that is not what the command takes (a scenario that is no scenario)
+                           file that is not a log (its first batch has no magic byte Kafka
+                           writes), input that is not what the command takes (a scenario
+                           that is no scenario), the group or image path asked for is not there
 2      ``EXIT_REFUSED``    read whole, and the answer is no: ``offsets check-downgrade``:
                            the older coordinator would fail to load the log; ``features
                            upgrade|downgrade|disable``: the controller would refuse the
                            update; ``streams simulate-upgrade``: the upgrade ends in an error
 3      ``EXIT_DATA``       read, with corrupt or unreadable data: corrupt batches (reported
-                           on stderr, left out of every result), bytes that do not decode
+                           on stderr, left out of every result), bytes that do not decode,
+                           a version in the data Kafka 4.1.1 does not know (a log finalizing
+                           metadata.version 9999: nothing is planned or rewritten from it)
 4      ``EXIT_LOSSY``      ``offsets check-downgrade`` only: the older coordinator would skip
                            records or lose fields
 70     ``EXIT_INTERNAL``   a bug in kcodec (please report it); ``KCODEC_DEBUG=1`` shows the
                            traceback
 =====  ==================  ==============================================================
 
-When several apply, the first of 1, 2, 3, 4 in that order wins (a load that fails on the
-records that were read fails whatever the corrupt batches held).  Errors are one line on
+A usage or path error stops a command before it reads anything.  ``check-downgrade`` ranks
+2 over 3 over 4: a load that fails on the records read fails whatever the corrupt batches
+held, while "lossy" is no verdict when batches could not be read.  Errors are one line on
 stderr naming the command, the path, the field or argument and the byte offset, never a
 traceback; :func:`main` is the one place that maps :mod:`kcodec.errors` classes and OS
 errors to these codes.  Paths are checked (:func:`input_files`) before any heavy work.

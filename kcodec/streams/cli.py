@@ -64,7 +64,8 @@ def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] 
              "members": decode_member_metadata(v)} for g, v in sorted(latest.items())]
 
 
-def cmd_decode(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_decode(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     try:
         if args.offsets:
             errors: List[Any] = []
@@ -102,7 +103,8 @@ def cmd_decode(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return EXIT_OK
 
 
-def cmd_simulate_upgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_simulate_upgrade(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     from .simulate import simulate_upgrade
     try:
         rep = simulate_upgrade(args.from_release, args.to, args.instances, upgrade_from=args.upgrade_from,
@@ -132,7 +134,8 @@ def cmd_simulate_upgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> 
     return EXIT_OK if rep.error is None else EXIT_REFUSED
 
 
-def cmd_simulate_scale(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_simulate_scale(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     from .simulate import simulate_scale
     try:
         cfg = AssignmentConfigs(args.acceptable_recovery_lag, args.max_warmup_replicas, args.standbys, 60_000,
