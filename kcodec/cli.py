@@ -3,21 +3,135 @@
 ``kcodec decode`` decodes any message of Kafka's specs (hex, raw files or stdin) and prints
 Kafka-style JSON lines; without arguments it decodes its embedded examples (records a Kafka
 4.1.1 broker wrote to ``__consumer_offsets``).  Domain modules add their own subcommands
-(``offsets``, ``assign``) through ``add_subparsers``.
+(``offsets``, ``assign``, ``kraft``, ``features``, ``streams``, ``analyze``) through
+``add_subparsers``.
+
+Exit status, the same for every command
+---------------------------------------
+=====  ==================  ==============================================================
+code   constant            meaning
+=====  ==================  ==============================================================
+0      ``EXIT_OK``         everything was read and the command did what was asked
+1      ``EXIT_USAGE``      usage or path error, nothing was read: bad arguments (argparse's
+                           too), a missing path, a dangling link, a FIFO or a directory
+                           where a file is expected, a directory without segment files, a
+                           file that is not a log (its first batch has no magic byte Kafka
+                           writes), input that is not what the command takes (a scenario
+                           that is no scenario), the group or image path asked for is not there
+2      ``EXIT_REFUSED``    read whole, and the answer is no: ``offsets check-downgrade``:
+                           the older coordinator would fail to load the log; ``features
+                           upgrade|downgrade|disable``: the controller would refuse the
+                           update; ``streams simulate-upgrade``: the upgrade ends in an error
+3      ``EXIT_DATA``       read, with corrupt or unreadable data: corrupt batches (reported
+                           on stderr, left out of every result), bytes that do not decode,
+                           a version in the data Kafka 4.1.1 does not know (a log finalizing
+                           metadata.version 9999: nothing is planned or rewritten from it)
+4      ``EXIT_LOSSY``      ``offsets check-downgrade`` only: the older coordinator would skip
+                           records or lose fields
+70     ``EXIT_INTERNAL``   a bug in kcodec (please report it); ``KCODEC_DEBUG=1`` shows the
+                           traceback
+=====  ==================  ==============================================================
+
+A usage or path error stops a command before it reads anything.  ``check-downgrade`` ranks
+2 over 3 over 4: a load that fails on the records read fails whatever the corrupt batches
+held, while "lossy" is no verdict when batches could not be read.  Errors are one line on
+stderr naming the command, the path, the field or argument and the byte offset, never a
+traceback; :func:`main` is the one place that maps :mod:`kcodec.errors` classes and OS
+errors to these codes.  Paths are checked (:func:`input_files`) before any heavy work.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import os
+import stat
 import sys
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import kcodec
-from kcodec.errors import KcodecError
+from kcodec.errors import (DecodeError, InputPathError, InvalidArgumentError, KcodecError,
+                           UnsupportedVersionError)
 from kcodec.framing import INT16_VERSION, read_framed
 
 from ._examples import EXAMPLES
+
+__all__ = ["main", "build_parser", "input_files", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
+           "EXIT_DATA", "EXIT_LOSSY", "EXIT_INTERNAL"]
+
+EXIT_OK = 0
+EXIT_USAGE = 1
+EXIT_REFUSED = 2
+EXIT_DATA = 3
+EXIT_LOSSY = 4
+EXIT_INTERNAL = 70      # sysexits.h EX_SOFTWARE
+
+# the magic byte (byte 16 of a v2 batch and of a v0/v1 message): a file whose first batch
+# has none of these is not a log
+_MAGICS = (0, 1, 2)
+
+
+def _segment_file(path: str) -> None:
+    """Raise InputPathError unless ``path`` is a readable regular file that starts like a
+    log segment (checked without blocking: a FIFO is refused before it is opened)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if os.path.islink(path):
+            raise InputPathError(path, "dangling symbolic link (its target does not exist)") from None
+        raise InputPathError(path, e.strerror or str(e)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputPathError(path, "is a directory, a file is expected here")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputPathError(path, "not a regular file (a FIFO, socket or device); "
+                                   "pipe a segment in with - instead")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(17)
+    except OSError as e:
+        raise InputPathError(path, f"cannot read: {e.strerror or e}") from None
+    if not head:
+        return                               # an empty segment (Kafka's active one often is)
+    # only the magic byte: a batch with a bad length is a corrupt log (read, exit 3), a file
+    # whose first batch has no magic Kafka ever wrote is not a log at all
+    magic = head[16] if len(head) == 17 else None
+    if magic is not None and magic not in _MAGICS:
+        raise InputPathError(path, f"not a Kafka log segment: no record batch at position 0 "
+                                   f"(magic byte {magic}; Kafka writes 0, 1 or 2)")
+
+
+def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True) -> List[str]:
+    """The segment and snapshot files to read for ``paths`` (files or directories, in
+    :func:`kcodec.log.log_files` order; ``-`` is standard input when ``stdin``), each
+    checked as :func:`_segment_file` does; an :class:`InputPathError` naming the path and
+    the reason otherwise.  A directory must hold segment files and be listable whole."""
+    from kcodec.log import log_files
+    out: List[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if p == "-" and stdin:
+            out.append(p)
+            continue
+        if not os.path.lexists(p):
+            raise InputPathError(p, "no such file or directory")
+        if os.path.isdir(p):
+            def fail(e: OSError) -> None:
+                raise InputPathError(e.filename or p, f"cannot list the directory: {e.strerror or e}")
+            for _ in os.walk(p, onerror=fail):   # log_files' walk skips what it cannot list
+                pass
+            files = log_files(p)
+            if not files:
+                raise InputPathError(p, "no segment files (*.log, *.checkpoint) in this directory")
+        else:
+            files = [p]
+        if check:
+            for f in files:
+                _segment_file(f)
+        out += files
+    if out.count("-") > 1:
+        raise InvalidArgumentError("-", "standard input can be read once")
+    return out
+
 
 # Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)), with
 # the optional extra each needs: (extra name, the top-level modules it installs), or None.
@@ -40,11 +154,15 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
                 if line:
                     yield f"stdin:{i}", _unhex(line)
         else:
+            if os.path.lexists(path) and not os.path.isdir(path) and os.path.exists(path) \
+                    and not stat.S_ISREG(os.stat(path).st_mode):
+                raise InputPathError(path, "not a regular file (a FIFO, socket or device); "
+                                           "pipe it in with - instead")
             try:
                 with open(path, "rb") as f:
                     data = f.read()
             except OSError as e:
-                raise SystemExit(f"kcodec decode: {path}: {e.strerror or e}")
+                raise InputPathError(path, e.strerror or str(e)) from None
             yield path, data
 
 
@@ -52,7 +170,7 @@ def _unhex(text: str) -> bytes:
     try:
         return bytes.fromhex(text.replace(" ", "").replace(":", ""))
     except ValueError:
-        raise SystemExit(f"kcodec: not hex: {text[:40]!r}")
+        raise InvalidArgumentError("--hex", f"not hex: {text[:40]!r}") from None
 
 
 def _embedded(name: str, value: dict, data: dict) -> None:
@@ -114,6 +232,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             items.append((ex["about"], ex["message"], bytes.fromhex(ex["hex"]), ex.get("version"),
                           ex.get("prefixed", False)))
     else:
+        kcodec.spec(args.message)            # an unknown name is a usage error, not bad data
         for src, data in _inputs(args):
             items.append((src, args.message, data, args.version, args.prefixed))
         if not items:
@@ -129,7 +248,10 @@ def cmd_decode(args: argparse.Namespace) -> int:
         else:
             out = {"source": src, **out}
         print(json.dumps(out, ensure_ascii=False))
-    return 1 if failed else 0
+    if failed:
+        print(f"kcodec decode: {failed} of {len(items)} input(s) did not decode (their "
+              f"\"error\" lines above say where)", file=sys.stderr)
+    return EXIT_DATA if failed else EXIT_OK
 
 
 def cmd_specs(args: argparse.Namespace) -> int:
@@ -193,24 +315,69 @@ def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return p, d
 
 
+def _command(args: Optional[argparse.Namespace]) -> str:
+    """``kcodec offsets groups``: the command as typed, for error lines."""
+    words = ["kcodec"]
+    for attr in ("command", "offsets_command", "kraft_command", "features_command", "streams_command"):
+        w = getattr(args, attr, None) if args is not None else None
+        if w:
+            words.append(w)
+    return " ".join(words)
+
+
+def _exit_code(e: BaseException) -> Tuple[int, str]:
+    """The exit code and the one-line message for an error a command raised."""
+    if isinstance(e, (InvalidArgumentError, InputPathError)):
+        return EXIT_USAGE, str(e)
+    if isinstance(e, (DecodeError, UnsupportedVersionError)):
+        return EXIT_DATA, str(e)             # bytes read that do not decode, versions from the data
+    if isinstance(e, KcodecError):
+        return EXIT_USAGE, str(e)            # unknown message names, values that cannot be written
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        return EXIT_USAGE, f"{where}{e.strerror or e}"
+    if isinstance(e, ValueError):            # an argument the API rejects
+        return EXIT_USAGE, str(e)
+    return EXIT_INTERNAL, (f"internal error, please report it: {type(e).__name__}: {e} "
+                           f"(KCODEC_DEBUG=1 shows the traceback)")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``kcodec`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code
+    (see the module docstring); errors are one line on stderr, never a traceback
+    (``KCODEC_DEBUG=1`` re-raises them)."""
     parser, decode = _build()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["decode"]:
-        # inputs may come after options (decode MSG -v 9 a.bin b.bin)
-        args = decode.parse_intermixed_args(argv[1:])
-    else:
-        args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    args = None
     try:
+        try:
+            if argv[:1] == ["decode"]:
+                # inputs may come after options (decode MSG -v 9 a.bin b.bin)
+                args = decode.parse_intermixed_args(argv[1:])
+                args.command = "decode"
+            else:
+                args = parser.parse_args(argv)
+        except SystemExit as e:              # argparse: --help / --version (0), errors (2)
+            return EXIT_OK if not e.code else EXIT_USAGE
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
         return int(args.func(args) or 0)
-    except BrokenPipeError:
-        return 0
-    except (KcodecError, OSError) as e:   # bad input or a missing file: one line, no traceback
-        print(f"kcodec {args.command}: {e}", file=sys.stderr)
-        return 1
+    except BrokenPipeError:                  # | head: the reader has gone
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except SystemExit as e:                  # a command's own usage message
+        if e.code is None or isinstance(e.code, int):
+            return int(e.code or 0)
+        print(e.code, file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:
+        if os.environ.get("KCODEC_DEBUG"):
+            raise
+        code, text = _exit_code(e)
+        print(f"{_command(args)}: {text}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

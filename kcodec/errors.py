@@ -3,6 +3,11 @@
 Every error kcodec raises on bad input derives from :class:`KcodecError`::
 
     KcodecError
+    ├── InvalidArgumentError        an argument, or a field of one, kcodec cannot use
+    │   │                           (also a ValueError; ``argument`` names it)
+    │   └── ArgumentTypeError       ... of the wrong type (also a TypeError)
+    ├── InputPathError              a path that cannot be read as asked: missing, a dangling
+    │                               link, a FIFO, no segment files (``path``, ``reason``)
     ├── SchemaError                 a spec could not be parsed or compiled
     ├── UnknownMessageError         no spec of that name / API key / record type (also a KeyError)
     └── CodecError                  bytes or values that do not fit a message (also a ValueError)
@@ -14,7 +19,9 @@ Every error kcodec raises on bad input derives from :class:`KcodecError`::
 
 Codec errors carry the message name, version, the path of the field being read or written
 (``"topics[2].partitions[0].committedOffset"``) and, when decoding, the byte offset in the
-input where reading failed.
+input where reading failed.  Argument errors carry the argument's path
+(``"members[1].topics"``, ``"--tasks"``).  ``kcodec.cli`` maps each class to the command
+line's exit code (see its module docstring).
 """
 from __future__ import annotations
 
@@ -29,6 +36,9 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "CorruptRecordError",
+    "InvalidArgumentError",
+    "ArgumentTypeError",
+    "InputPathError",
 ]
 
 
@@ -133,3 +143,54 @@ class CorruptRecordError(DecodeError):
             where[-1] = None
         return ([f"file {self.file}" if self.file else None,
                  None if self.position is None else f"position {self.position}"] + where)
+
+
+class InvalidArgumentError(KcodecError, ValueError):
+    """An argument kcodec cannot use: ``argument`` names it, down to the field
+    (``"members[1].topics"``, ``"level"``, ``"--tasks"``), ``reason`` says what is wrong.
+    A ``ValueError``, so code catching those keeps working."""
+
+    def __init__(self, argument: str, reason: str) -> None:
+        self.argument = argument
+        self.reason = reason
+        super().__init__(f"{argument}: {reason}" if argument else reason)
+
+    def __reduce__(self):
+        return (type(self), (self.argument, self.reason))
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument, or a field of one, of the wrong type (a list where an object is
+    expected, a string where a level is)."""
+
+
+def expect_type(value: object, types: "type | tuple", argument: str, what: str) -> object:
+    """``value`` if it is an instance of ``types`` (``bool`` is never taken for ``int``),
+    else an :class:`ArgumentTypeError` naming ``argument`` and ``what`` was expected."""
+    ok = isinstance(value, types)
+    if ok and isinstance(value, bool) and not (types is bool or
+                                              (isinstance(types, tuple) and bool in types)):
+        ok = False
+    if not ok:
+        raise ArgumentTypeError(argument, f"expected {what}, got {_type_name(value)}")
+    return value
+
+
+def _type_name(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+class InputPathError(KcodecError):
+    """A path that cannot be read as asked (missing, a dangling symbolic link, a FIFO or
+    device where a segment is expected, a directory without segment files); ``path`` and
+    ``reason`` say which and why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason))

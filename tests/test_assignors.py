@@ -909,7 +909,7 @@ def test_what_if_scenario_and_cli(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{\"members\": [{\"topics\": []}]}")
     args = parser.parse_args(["assign", "--strategy", "sticky", str(bad)])
-    assert args.func(args) == 2
+    assert args.func(args) == 1     # kcodec.cli.EXIT_USAGE
 
 
 @pytest.mark.parametrize("text,message", [
@@ -931,7 +931,7 @@ def test_what_if_cli_says_what_is_wrong(tmp_path, capsys, text, message):
     parser = argparse.ArgumentParser(prog="kcodec")
     cli.add_subparsers(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["assign", str(path)])
-    assert args.func(args) == 2
+    assert args.func(args) == 1
     assert message in capsys.readouterr().err
 
 
@@ -1214,7 +1214,7 @@ def test_intern_racks_rejects_non_string_racks():
     ([Member("a", ["orders"])], {"orders": "6"}, None, TypeError, "topic 'orders': partition count must be an int"),
     ([Member("a", ["orders"])], {"orders": 2**31}, None, ValueError, "topic 'orders': partition count"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": 5}, TypeError,
-     r"partition_racks\['orders'\] must be a list of rack lists"),
+     r"partition_racks\['orders'\]: must be a list of rack lists"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 2}, {"orders": [["az1"], ["az2", 7]]}, TypeError,
      r"partition_racks\['orders'\]\[1\]: racks must be str or None"),
     # malformed owned partitions are input errors, not claims to ignore
@@ -1227,7 +1227,7 @@ def test_intern_racks_rejects_non_string_racks():
     ([Member("a", ["orders"], [], True)], {"orders": 2}, None, TypeError, "generation must be an int or None, got bool"),
     ([Member("a", [None])], {"orders": 2}, None, TypeError, "topic names must be str"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 3}, {"orders": [["az1"]]}, ValueError,
-     r"partition_racks\['orders'\] has 1 rack lists for 3 partitions"),
+     r"partition_racks\['orders'\]: has 1 rack lists for 3 partitions"),
     ([Member("a", ["orders"], rack="az1")], {"orders": 1}, {"orders": ["az1"]}, TypeError,
      r"partition_racks\['orders'\]\[0\]: expected a list of racks, got one str"),
 ])

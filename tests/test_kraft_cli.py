@@ -27,7 +27,7 @@ def test_describe(capsys):
 
 def test_downgrade_refused_and_allowed(capsys):
     assert main(["features", "downgrade", "--feature", "metadata.version=3.9-IV0", "--dry-run",
-                 str(SEGMENTS)]) == 1
+                 str(SEGMENTS)]) == 2      # kcodec.cli.EXIT_REFUSED
     out = capsys.readouterr().out
     assert out.startswith("Could not downgrade metadata.version to 3.9-IV0. The update failed for "
                           "all features since the following feature had an error: Invalid "
@@ -41,7 +41,7 @@ def test_disable_and_upgrade(capsys):
     assert main(["features", "disable", "--disable-feature", "share.version", "--dry-run",
                  str(SEGMENTS)]) == 0
     assert "share.version can be disabled to 0." in capsys.readouterr().out
-    assert main(["features", "upgrade", "--feature", "group.version=2", str(SEGMENTS)]) == 1
+    assert main(["features", "upgrade", "--feature", "group.version=2", str(SEGMENTS)]) == 2
     assert "only supports versions 0-1" in capsys.readouterr().out
 
 

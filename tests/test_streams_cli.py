@@ -25,7 +25,7 @@ def test_decode_hex_auto():
 
 def test_decode_bad_bytes_is_an_error(capsys):
     rc, _ = run(["decode", "--kind", "assignment", "0000000b00"])
-    assert rc == 1 and "byte offset" in capsys.readouterr().err
+    assert rc == 3 and "byte offset" in capsys.readouterr().err     # kcodec.cli.EXIT_DATA
 
 
 def test_decode_group_from_offsets():
@@ -40,7 +40,7 @@ def test_simulate_upgrade_text_and_json():
     rc, out = run(["simulate-upgrade", "--from", "2.3", "--to", "3.8", "--instances", "5"])
     assert rc == 0 and "completed: 5 bounces" in out and "[version probing]" in out
     rc, out = run(["simulate-upgrade", "--from", "1.1", "--to", "2.0", "--json"])
-    assert rc == 1 and "unable to decode" in json.loads(out)["error"]
+    assert rc == 2 and "unable to decode" in json.loads(out)["error"]   # EXIT_REFUSED
 
 
 def test_simulate_scale_both():

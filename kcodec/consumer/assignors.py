@@ -31,7 +31,7 @@ from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set,
 import numpy as np
 
 from kcodec._java import java_string_key
-from kcodec.errors import KcodecError
+from kcodec.errors import ArgumentTypeError, InvalidArgumentError, KcodecError
 from kcodec.framing import Reader
 
 from .protocol import Subscription, TopicPartition, decode_sticky_user_data
@@ -156,12 +156,15 @@ def _as_members(members: Union[Mapping[str, Any], Iterable[Member]], strategy: s
                 _check_member(v)
                 out.append(v)
             else:
-                raise TypeError(f"member {mid!r}: expected Subscription or Member, got {type(v).__name__}")
+                raise ArgumentTypeError(f"members[{mid!r}]", f"expected Subscription or Member, got {type(v).__name__}")
         return out
+    if isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
+        raise ArgumentTypeError("members", "expected {member_id: Subscription} or a list of Member, "
+                                f"got {type(members).__name__}")
     out = list(members)
-    for m in out:
+    for i, m in enumerate(out):
         if not isinstance(m, Member):
-            raise TypeError(f"expected Member, got {type(m).__name__}")
+            raise ArgumentTypeError(f"members[{i}]", f"expected Member, got {type(m).__name__}")
         _check_member(m)
     return out
 
@@ -170,14 +173,14 @@ def _check_member(m: Member) -> None:
     """What the interning cannot tell: a topic string where a list belongs (it would be read
     as one-letter topics), and generations or racks of the wrong type."""
     if not isinstance(m.member_id, str):
-        raise TypeError(f"member id must be str, got {type(m.member_id).__name__}")
+        raise ArgumentTypeError("member_id", f"member id must be str, got {type(m.member_id).__name__}")
     if isinstance(m.topics, (str, bytes)):
-        raise TypeError(f"member {m.member_id!r}: topics must be a list of topic names, not one {type(m.topics).__name__}")
+        raise ArgumentTypeError(f"members[{m.member_id!r}].topics", f"member {m.member_id!r}: topics must be a list of topic names, not one {type(m.topics).__name__}")
     if m.generation is not None and (not isinstance(m.generation, numbers.Integral)
                                      or isinstance(m.generation, bool)):
-        raise TypeError(f"member {m.member_id!r}: generation must be an int or None, got {type(m.generation).__name__}")
+        raise ArgumentTypeError(f"members[{m.member_id!r}].generation", f"member {m.member_id!r}: generation must be an int or None, got {type(m.generation).__name__}")
     if m.rack is not None and not isinstance(m.rack, str):
-        raise TypeError(f"member {m.member_id!r}: rack must be str or None, got {type(m.rack).__name__}")
+        raise ArgumentTypeError(f"members[{m.member_id!r}].rack", f"member {m.member_id!r}: rack must be str or None, got {type(m.rack).__name__}")
 
 
 class AssignmentResult:
@@ -338,7 +341,13 @@ def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
     visits them in member id order.
     """
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        raise InvalidArgumentError("strategy", f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    if not isinstance(partitions_per_topic, Mapping):
+        raise ArgumentTypeError("partitions_per_topic", "expected a mapping of topic: partition count, "
+                                f"got {type(partitions_per_topic).__name__}")
+    if partition_racks is not None and not isinstance(partition_racks, Mapping):
+        raise ArgumentTypeError("partition_racks", "expected a mapping of topic: [racks per partition], "
+                                f"got {type(partition_racks).__name__}")
     # interning creates no reference cycles; a cyclic-GC pass over a million owned-partition
     # tuples in the middle would only cost time
     was = gc.isenabled()
@@ -379,9 +388,9 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         n = partitions_per_topic.get(t)
         if n is not None:
             if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-                raise TypeError(f"topic {t!r}: partition count must be an int, got {type(n).__name__}")
+                raise ArgumentTypeError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count must be an int, got {type(n).__name__}")
             if not 0 <= n <= 2**31 - 1:
-                raise ValueError(f"topic {t!r}: partition count {n} outside 0..2147483647")
+                raise InvalidArgumentError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count {n} outside 0..2147483647")
             counts[i] = n
     base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=base[1:])
@@ -402,11 +411,11 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         per_topic = [partition_racks.get(t) for t in topics]
         for t, per in zip(topics, per_topic):
             if per is not None and (isinstance(per, (str, bytes)) or not isinstance(per, Sequence)):
-                raise TypeError(f"partition_racks[{t!r}] must be a list of rack lists (one per partition), "
-                                f"got {type(per).__name__}")
+                raise ArgumentTypeError(f"partition_racks[{t!r}]", "must be a list of rack lists (one per partition), "
+                                        f"got {type(per).__name__}")
             if per is not None and len(per) != counts[tid[t]]:
-                raise ValueError(f"partition_racks[{t!r}] has {len(per)} rack lists for "
-                                 f"{counts[tid[t]]} partitions (one per partition)")
+                raise InvalidArgumentError(f"partition_racks[{t!r}]", f"has {len(per)} rack lists for "
+                                           f"{counts[tid[t]]} partitions (one per partition)")
         prack_off, prack = _assign.intern_racks(per_topic, counts, racks, topics)
 
     visit = None

@@ -6,6 +6,9 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
+from kcodec.cli import EXIT_OK, EXIT_USAGE
+from kcodec.errors import InputPathError
+
 from .assignors import STRATEGIES
 from .whatif import load_scenario, what_if
 
@@ -93,23 +96,45 @@ def _fmt(parts: List[str], limit: int = 12) -> str:
     return ", ".join(parts[:limit]) + f", ... (+{len(parts) - limit})"
 
 
+def _read_text(path: str) -> str:
+    """The scenario file's text; an InputPathError for what is no readable file (a FIFO is
+    refused before it is opened: it would block)."""
+    import os
+    import stat
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            raise InputPathError(path, "not a regular file (a FIFO, socket or device); pipe "
+                                       "the scenario in with - instead")
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if isinstance(e, FileNotFoundError) and os.path.islink(path):
+            reason = "dangling symbolic link (its target does not exist)"
+        raise InputPathError(path, reason) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputPathError(path, f"not UTF-8 text (byte offset {e.start}): expected "
+                                   f"{_WANTED}") from None
+
+
 def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout     # looked up per call: a default bound at import outlives redirections
     try:
         if args.scenario == "-":
             text = sys.stdin.read()
         else:
-            with open(args.scenario, encoding="utf-8") as f:
-                text = f.read()
+            text = _read_text(args.scenario)
         obj = scenario_from_text(text, args.scenario, getattr(args, "group", None))
         sc = load_scenario(obj, args.strategy)
         rep = what_if(sc).to_dict()
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (InputPathError, ValueError, TypeError) as e:   # kcodec's argument errors are both
         print(f"kcodec assign: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.json:
         out.write(json.dumps(rep, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     out.write(f"strategy {rep['strategy']} ({rep['path']}): {rep['members']} members, "
               f"{rep['partitions']} partitions\n")
     for n in rep["notes"]:
@@ -162,10 +187,9 @@ def add_subparsers(subparsers: Any) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcodec")
-    add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["assign"] + list(sys.argv[1:] if argv is None else argv))
-    return int(args.func(args) or 0)
+    """``python -m kcodec.consumer.cli ARGS``: ``kcodec assign ARGS``."""
+    from kcodec.cli import main as kcodec_main
+    return kcodec_main(["assign"] + list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from kcodec.errors import ArgumentTypeError, InvalidArgumentError, expect_type
+
 from .assignors import STRATEGIES, AssignmentResult, Member, assign, member_from_subscription
 from .protocol import Subscription, TopicPartition, decode_assignment, decode_subscription
 
@@ -45,71 +47,127 @@ class Scenario:
     notes: List[str] = field(default_factory=list)
 
 
-def _owned(spec: Any) -> List[TopicPartition]:
+def _owned(spec: Any, where: str) -> List[TopicPartition]:
+    """Owned partitions as ``{"topic": [partitions]}``, ``[["topic", p], ...]`` or
+    ``[{"topic": t, "partition": p} | {"topic": t, "partitions": [...]}, ...]``."""
     if not spec:
         return []
     if isinstance(spec, Mapping):
-        return [TopicPartition(t, int(p)) for t, ps in spec.items() for p in ps]
+        return [TopicPartition(_name(t, f"{where}.key"), _int(p, f"{where}[{t!r}][{i}]"))
+                for t, ps in spec.items() for i, p in enumerate(_list(ps, f"{where}[{t!r}]"))]
     out: List[TopicPartition] = []
-    for x in spec:
+    for i, x in enumerate(_list(spec, where)):
+        at = f"{where}[{i}]"
         if isinstance(x, Mapping):
+            t = _name(x.get("topic"), f"{at}.topic")
             if "partitions" in x:
-                out.extend(TopicPartition(x["topic"], int(p)) for p in x["partitions"])
+                out.extend(TopicPartition(t, _int(p, f"{at}.partitions[{j}]"))
+                           for j, p in enumerate(_list(x["partitions"], f"{at}.partitions")))
             else:
-                out.append(TopicPartition(x["topic"], int(x["partition"])))
+                out.append(TopicPartition(t, _int(x.get("partition"), f"{at}.partition")))
+        elif isinstance(x, (list, tuple)) and len(x) == 2:
+            out.append(TopicPartition(_name(x[0], f"{at}[0]"), _int(x[1], f"{at}[1]")))
         else:
-            t, p = x
-            out.append(TopicPartition(t, int(p)))
+            raise ArgumentTypeError(at, f"expected [\"topic\", partition] or {{\"topic\": ..., "
+                                        f"\"partition\": ...}}, got {x!r}")
     return out
 
 
-def _member(spec: Mapping[str, Any], mid: Optional[str] = None) -> Member:
-    if not isinstance(spec, Mapping):
-        raise TypeError(f"a member is a JSON object, got {type(spec).__name__}")
-    mid = spec.get("id", spec.get("member_id", mid))
-    if mid is None:
-        raise ValueError("a member needs an id")
-    topics = spec.get("topics", [])
-    if not isinstance(topics, list):
-        raise TypeError(f"member {mid!r}: \"topics\" must be a list of topic names, got {type(topics).__name__}")
-    return Member(str(mid), topics, _owned(spec.get("owned")),
-                  spec.get("generation"), spec.get("rack"), spec.get("group_instance_id"))
+def _list(v: Any, where: str) -> list:
+    expect_type(v, (list, tuple), where, "a list")
+    return list(v)
 
 
-def _count(topic: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"topic {topic!r}: the partition count must be an integer, got {v!r}")
+def _int(v: Any, where: str, minimum: int = 0) -> int:
+    expect_type(v, int, where, "an integer")
+    if v < minimum or v > 0x7FFFFFFF:
+        raise InvalidArgumentError(where, f"must be from {minimum} to 2147483647, got {v}")
     return v
 
 
-def _bytes(v: Any) -> Optional[bytes]:
+def _name(v: Any, where: str) -> str:
+    expect_type(v, str, where, "a string")
+    return v
+
+
+def _optional(v: Any, types: Any, where: str, what: str) -> Any:
+    return None if v is None else expect_type(v, types, where, what)
+
+
+def _or_empty(v: Any, empty: Any) -> Any:
+    """``v``, or ``empty`` for null (an empty list where an object belongs stays an error)."""
+    return empty if v is None else v
+
+
+def _member(spec: Mapping[str, Any], mid: Optional[str] = None, where: str = "member") -> Member:
+    expect_type(spec, Mapping, where, "a member object")
+    mid = spec.get("id", spec.get("member_id", mid))
+    if mid is None:
+        raise InvalidArgumentError(f"{where}.id", "a member needs an id")
+    expect_type(mid, (str, int), f"{where}.id", "a member id string")
+    topics = spec.get("topics", [])
+    if not isinstance(topics, list):
+        raise ArgumentTypeError(f"{where}.topics", f"member {mid!r}: \"topics\" must be a list of "
+                                f"topic names, got {type(topics).__name__}")
+    for i, t in enumerate(topics):
+        _name(t, f"{where}.topics[{i}]")
+    gen = _optional(spec.get("generation"), int, f"{where}.generation", "an integer generation")
+    return Member(str(mid), topics, _owned(spec.get("owned"), f"{where}.owned"), gen,
+                  _optional(spec.get("rack"), str, f"{where}.rack", "a rack id string"),
+                  _optional(spec.get("group_instance_id"), str, f"{where}.group_instance_id",
+                            "a string"))
+
+
+def _count(topic: str, v: Any, where: str = "") -> int:
+    where = where or f"topics[{topic!r}]"
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ArgumentTypeError(where, f"topic {topic!r}: the partition count must be an "
+                                f"integer, got {v!r}")
+    return _int(v, where)
+
+
+def _bytes(v: Any, where: str = "") -> Optional[bytes]:
     if v is None:
         return None
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if isinstance(v, str):
-        return base64.b64decode(v)       # Kafka's JSON form of bytes
-    raise TypeError(f"expected bytes or base64, got {type(v).__name__}")
+        try:
+            return base64.b64decode(v, validate=True)       # Kafka's JSON form of bytes
+        except ValueError:
+            raise InvalidArgumentError(where, "not base64") from None
+    raise ArgumentTypeError(where, f"expected bytes or base64, got {type(v).__name__}")
 
 
-def _group_member(m: Mapping[str, Any], generation: int, strategy: str) -> Tuple[Member, List[TopicPartition]]:
+def _group_member(m: Mapping[str, Any], generation: int, strategy: str,
+                  where: str = "group.members") -> Tuple[Member, List[TopicPartition]]:
+    expect_type(m, Mapping, where, "a member object")
     sub_v, asg_v = m.get("subscription"), m.get("assignment")
     if isinstance(sub_v, Mapping):     # already decoded (kafka-dump-log / Kafka JSON of the body)
-        gen = sub_v.get("generationId", -1)
-        sub = Subscription(list(sub_v.get("topics", [])),
-                           _bytes(sub_v.get("userData")) if sub_v.get("userData") else None,
-                           _owned(sub_v.get("ownedPartitions")), gen if gen is not None and gen >= 0 else None,
-                           sub_v.get("rackId") or None)
+        gen = _optional(sub_v.get("generationId", -1), int, f"{where}.subscription.generationId",
+                        "an integer")
+        topics = _list(sub_v.get("topics", []), f"{where}.subscription.topics")
+        for i, t in enumerate(topics):
+            _name(t, f"{where}.subscription.topics[{i}]")
+        sub = Subscription(topics,
+                           _bytes(sub_v.get("userData"), f"{where}.subscription.userData")
+                           if sub_v.get("userData") else None,
+                           _owned(sub_v.get("ownedPartitions"), f"{where}.subscription.ownedPartitions"),
+                           gen if gen is not None and gen >= 0 else None,
+                           _optional(sub_v.get("rackId"), str, f"{where}.subscription.rackId", "a string")
+                           or None)
     else:
-        sub = decode_subscription(_bytes(sub_v) or b"")
+        sub = decode_subscription(_bytes(sub_v, f"{where}.subscription") or b"")
     if isinstance(asg_v, Mapping):
-        assigned = _owned(asg_v.get("assignedPartitions"))
+        assigned = _owned(asg_v.get("assignedPartitions"), f"{where}.assignment.assignedPartitions")
     elif asg_v:
-        assigned = decode_assignment(_bytes(asg_v) or b"").partitions
+        assigned = decode_assignment(_bytes(asg_v, f"{where}.assignment") or b"").partitions
     else:
         assigned = []
-    sub.group_instance_id = m.get("groupInstanceId")
-    mem = member_from_subscription(m["memberId"], sub, strategy)
+    sub.group_instance_id = _optional(m.get("groupInstanceId"), str, f"{where}.groupInstanceId", "a string")
+    if "memberId" not in m:
+        raise InvalidArgumentError(f"{where}.memberId", "is missing")
+    mem = member_from_subscription(_name(m["memberId"], f"{where}.memberId"), sub, strategy)
     # at the next rebalance a member owns what it was assigned, at the group's generation
     mem.owned_partitions = list(assigned)
     mem.generation = generation
@@ -117,17 +175,25 @@ def _group_member(m: Mapping[str, Any], generation: int, strategy: str) -> Tuple
 
 
 def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Scenario:
-    """Build a :class:`Scenario` from its JSON form (see the module docs)."""
-    strat = strategy or obj.get("strategy")
+    """Build a :class:`Scenario` from its JSON form (see the module docs).  A field of the
+    wrong type or value is a :class:`kcodec.errors.InvalidArgumentError` (a ValueError;
+    :class:`~kcodec.errors.ArgumentTypeError` also a TypeError) naming its path
+    (``members[1].owned['orders'][0]``)."""
+    expect_type(obj, Mapping, "scenario", "a scenario object")
+    strat = strategy or _optional(obj.get("strategy"), str, "strategy", "an assignor name")
     parts: Dict[str, int] = {}
     racks: Dict[str, List[List[str]]] = {}
-    for t, v in (obj.get("topics") or {}).items():
+    topics = _or_empty(obj.get("topics"), {})
+    expect_type(topics, Mapping, "topics", "an object of topic: partition count")
+    for t, v in topics.items():
         if isinstance(v, Mapping):
             if "partitions" not in v:
-                raise ValueError(f"topic {t!r}: \"partitions\" is missing")
-            parts[t] = _count(t, v["partitions"])
+                raise InvalidArgumentError(f"topics[{t!r}]", f"topic {t!r}: \"partitions\" is missing")
+            parts[t] = _count(t, v["partitions"], f"topics[{t!r}].partitions")
             if v.get("racks") is not None:
-                racks[t] = [list(r) for r in v["racks"]]
+                racks[t] = [[_name(x, f"topics[{t!r}].racks[{i}][{j}]")
+                             for j, x in enumerate(_list(r, f"topics[{t!r}].racks[{i}]"))]
+                            for i, r in enumerate(_list(v["racks"], f"topics[{t!r}].racks"))]
         else:
             parts[t] = _count(t, v)
     notes: List[str] = []
@@ -135,16 +201,19 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
     if "group" in obj:
         g = obj["group"]
         g = g.get("data", g) if isinstance(g, Mapping) else g
+        expect_type(g, Mapping, "group", "a GroupMetadataValue object")
         if g.get("protocolType") not in (None, "consumer"):
-            raise ValueError(f"group protocol type {g.get('protocolType')!r} is not the consumer protocol")
+            raise InvalidArgumentError("group.protocolType", f"group protocol type "
+                                       f"{g.get('protocolType')!r} is not the consumer protocol")
         strat = strat or g.get("protocol")
         if strat not in STRATEGIES:
-            raise ValueError(f"group uses assignor {strat!r}; pass one of {STRATEGIES} as the strategy")
-        gen = int(g.get("generation", -1))
+            raise InvalidArgumentError("group.protocol", f"group uses assignor {strat!r}; pass "
+                                       f"one of {STRATEGIES} as the strategy")
+        gen = expect_type(g.get("generation", -1), int, "group.generation", "an integer")
         given = set(parts)
         inferred = False
-        for m in g.get("members") or []:
-            mem, assigned = _group_member(m, gen, strat)
+        for i, m in enumerate(_list(g.get("members") or [], "group.members")):
+            mem, assigned = _group_member(m, gen, strat, f"group.members[{i}]")
             members.append(mem)
             for t, p in assigned:
                 if t not in given:
@@ -154,20 +223,24 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
             notes.append("partition counts of some topics inferred from the current assignment "
                          "(give \"topics\" to be exact)")
     else:
-        ms = obj.get("members") or []
+        ms = _or_empty(obj.get("members"), [])
         if isinstance(ms, Mapping):
-            members = [_member(v, k) for k, v in ms.items()]
+            members = [_member(v, k, f"members[{k!r}]") for k, v in ms.items()]
         else:
-            members = [_member(v) for v in ms]
-    ch = obj.get("changes") or {}
+            members = [_member(v, None, f"members[{i}]") for i, v in enumerate(_list(ms, "members"))]
+    ch = _or_empty(obj.get("changes"), {})
+    expect_type(ch, Mapping, "changes", "an object")
     if ch:
-        leave = set(ch.get("leave", []))
+        leave = set(_name(x, f"changes.leave[{i}]") for i, x in enumerate(_list(ch.get("leave", []), "changes.leave")))
         members = [m for m in members if m.member_id not in leave]
-        for j in ch.get("join", []):
-            members.append(_member(j))
-        for t, n in (ch.get("topics") or {}).items():
-            parts[t] = _count(t, n)
-    return Scenario(members, parts, racks or None, strat, bool(obj.get("prefer_rack_aware", False)), notes)
+        for i, j in enumerate(_list(ch.get("join", []), "changes.join")):
+            members.append(_member(j, None, f"changes.join[{i}]"))
+        ct = _or_empty(ch.get("topics"), {})
+        expect_type(ct, Mapping, "changes.topics", "an object of topic: partition count")
+        for t, n in ct.items():
+            parts[t] = _count(t, n, f"changes.topics[{t!r}]")
+    prefer = expect_type(obj.get("prefer_rack_aware", False), bool, "prefer_rack_aware", "true or false")
+    return Scenario(members, parts, racks or None, strat, prefer, notes)
 
 
 @dataclass

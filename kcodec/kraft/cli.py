@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec import log
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.errors import InvalidArgumentError
 from .image import MetadataImage, replay
 from .planner import FeatureUpdate, plan
 from .records import dump_lines
@@ -32,30 +33,25 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def _files(path: str) -> List[str]:
-    if os.path.isdir(path):
-        return log.log_files(path)
-    return [path]
-
-
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
+    files = [(p, input_files([p])) for p in args.paths]   # every path checked before output
     errors: List[log.BatchError] = []
-    for p in args.paths:
-        for f in _files(p):
+    for p, fs in files:
+        for f in fs:
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
             for line in dump_lines(f, display_name=shown, errors=errors):
                 out.write(line + "\n")
     for e in errors:         # their records are not shown: damaged bytes
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
-    return _DAMAGED if errors else 0
+    return EXIT_DATA if errors else EXIT_OK
 
 
 def _load(paths: List[str]) -> MetadataImage:
-    return replay(paths if len(paths) > 1 else paths[0])
-
-
-_DAMAGED = 3        # exit status: read, with corrupt or unreadable data
+    input_files(paths)
+    img = replay(paths if len(paths) > 1 else paths[0])
+    F.check_image_level(img.metadata_version)
+    return img
 
 
 def _unusable(cmd: str, img: MetadataImage, paths: List[str]) -> Optional[int]:
@@ -70,12 +66,12 @@ def _unusable(cmd: str, img: MetadataImage, paths: List[str]) -> Optional[int]:
             print(f"  {line}", file=sys.stderr)
         if len(dmg) > 10:
             print(f"  ... and {len(dmg) - 10} more", file=sys.stderr)
-        return _DAMAGED
+        return EXIT_DATA
     if (not img.record_counts and img.last_offset < 0 and img.kraft_version == 0
             and img.voters is None and img.leader is None):
         print(f"kcodec {cmd}: no metadata records in {', '.join(paths)}: not a metadata log",
               file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     return None
 
 
@@ -86,7 +82,7 @@ def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         value = img.ls(args.path) if args.ls else img.cat(args.path)
     except KeyError as e:
         print(f"kcodec kraft image: {e.args[0] if e.args else e}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     if args.ls and not args.json:
         for x in value:
             out.write(f"{x}\n")
@@ -94,15 +90,25 @@ def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         out.write(json.dumps(value, default=_json_default, indent=None if args.compact else 2) + "\n")
     for i in img.issues[: args.issues]:
         print(f"issue at offset {i.offset}: {i.kind}: {i.message}", file=sys.stderr)
-    return _DAMAGED if img.damaged else 0
+    return EXIT_DATA if img.damaged else EXIT_OK
 
 
 def cmd_bootstrap(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     out = out or sys.stdout
+    mv = _metadata_version("--release-version", args.release_version)
     feats = dict(_parse_feature(x) for x in (args.feature or []))
-    path = write_bootstrap(args.directory, args.release_version, features=feats or None)
-    out.write(f"Wrote {path} (metadata.version {F.metadata_version(args.release_version)})\n")
-    return 0
+    # write_bootstrap validates the levels, creates the directory and replaces the file
+    # atomically: a rejected command leaves an existing bootstrap.checkpoint as it was
+    path = write_bootstrap(args.directory, mv, features=feats or None)
+    out.write(f"Wrote {path} (metadata.version {mv.version})\n")
+    return EXIT_OK
+
+
+def _metadata_version(argument: str, text: str) -> F.MetadataVersion:
+    try:
+        return F.metadata_version(text)
+    except ValueError as e:
+        raise InvalidArgumentError(argument, str(e)) from None
 
 
 def _level_text(name: str, level: int) -> str:
@@ -129,7 +135,7 @@ def cmd_describe(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         out.write(json.dumps({"epoch": img.last_offset, "features": {
             n: {"supported": ranges.get(n), "finalized": fin.get(n, 0)} for n in names},
             "nodes": sup}, default=_json_default, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     for n in names:
         lo, hi = ranges.get(n, (0, 0))
         out.write(f"Feature: {n}\tSupportedMinVersion: {_level_text(n, lo)}\t"
@@ -139,12 +145,21 @@ def cmd_describe(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 
 def _parse_feature(text: str) -> Tuple[str, int]:
+    """``NAME=LEVEL`` of a feature Kafka 4.1.1 knows (metadata.version also by name);
+    whether the level is one the controller supports is the planner's question."""
     name, _, value = text.partition("=")
-    if not value:
-        raise ValueError(f"--feature takes NAME=LEVEL, got {text!r}")
-    if name == "metadata.version" and not value.isdigit():
-        return name, F.metadata_version(value).level
-    return name, int(value)
+    if not name or not value:
+        raise InvalidArgumentError("--feature", f"takes NAME=LEVEL, got {text!r}")
+    if name == "metadata.version":
+        return name, _metadata_version("--feature", value).level
+    if name not in F.FEATURES:
+        raise InvalidArgumentError("--feature", f"unknown feature {name!r} (known: "
+                                   f"metadata.version, {', '.join(sorted(F.FEATURES))})")
+    try:
+        return name, int(value)
+    except ValueError:
+        raise InvalidArgumentError("--feature", f"{name}: the level must be an integer, "
+                                   f"got {value!r}") from None
 
 
 def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
@@ -161,10 +176,10 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
             ups = [(n, 0) for n in (args.disable_feature or [])] + ups
     except ValueError as e:
         print(f"kcodec features {op}: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if not ups:
         print(f"kcodec features {op}: nothing to do (give --feature)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     kind = "UPGRADE" if op == "upgrade" else ("UNSAFE_DOWNGRADE" if args.unsafe else "SAFE_DOWNGRADE")
     img = _load(args.paths)
     bad = _unusable(f"features {op}", img, args.paths)
@@ -173,7 +188,7 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
     res = plan(img, [FeatureUpdate(n, l, kind) for n, l in ups], validate_only=args.dry_run)
     if args.json:
         out.write(json.dumps(res._asdict(), default=_json_default, indent=2) + "\n")
-        return 0 if res.ok else 1
+        return EXIT_OK if res.ok else EXIT_REFUSED
     past = {"upgrade": "upgraded", "downgrade": "downgraded", "disable": "disabled"}[op]
     for n, l in ups:
         lv = _level_text(n, l)
@@ -192,7 +207,7 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
         for rec, field, count in dg.losses:
             out.write(f"  would lose {rec}.{field} in {count} record(s)\n" if field != "*"
                       else f"  would drop {count} {rec}(s)\n")
-    return 0 if res.ok else 1
+    return EXIT_OK if res.ok else EXIT_REFUSED
 
 
 def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
@@ -206,7 +221,7 @@ def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         rep = write_snapshot(img, args.out, to=args.to, epoch=args.epoch)
     except ValueError as e:
         print(f"kcodec features rewrite: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     out.write(f"Wrote a snapshot at metadata.version {_level_text('metadata.version', rep.to_level)} "
               f"({rep.records} records) from {_level_text('metadata.version', rep.from_level or 0)}: "
               f"{'lossy' if rep.lossy else 'lossless'}\n")
@@ -220,7 +235,7 @@ def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 def add_subparsers(subparsers: Any) -> None:
     """Register ``kraft`` and ``features`` on an argparse subparsers object."""
     k = subparsers.add_parser("kraft", help="KRaft __cluster_metadata logs and snapshots")
-    ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND")
+    ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND", required=True)
     d = ks.add_parser("dump", help="print records like kafka-dump-log --cluster-metadata-decoder")
     d.add_argument("paths", nargs="+", metavar="PATH", help="segment, .checkpoint or directory")
     d.set_defaults(func=cmd_dump)
@@ -239,7 +254,7 @@ def add_subparsers(subparsers: Any) -> None:
     b.set_defaults(func=cmd_bootstrap)
 
     f = subparsers.add_parser("features", help="finalized features and UpdateFeatures planning (KIP-778)")
-    fs = f.add_subparsers(dest="features_command", metavar="COMMAND")
+    fs = f.add_subparsers(dest="features_command", metavar="COMMAND", required=True)
     ds = fs.add_parser("describe", help="finalized and supported feature levels")
     ds.add_argument("paths", nargs="+", metavar="PATH")
     ds.add_argument("--json", action="store_true")
@@ -269,7 +284,7 @@ def add_subparsers(subparsers: Any) -> None:
 def _rewrite_entry(args: argparse.Namespace) -> int:
     if len(args.paths) < 2:
         print("kcodec features rewrite: give PATH... OUT", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     args.out = args.paths[-1]
     args.paths = args.paths[:-1]
     return cmd_rewrite(args)

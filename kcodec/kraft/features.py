@@ -16,6 +16,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from kcodec import versions as _versions
 from kcodec.versions import Feature, FeatureLevel
+from kcodec.errors import UnsupportedVersionError
 
 __all__ = [
     "MetadataVersion", "FeatureLevel", "Feature", "METADATA_VERSIONS", "FEATURES",
@@ -129,6 +130,18 @@ def metadata_version(v: Union[int, str, MetadataVersion]) -> MetadataVersion:
         return _BY_LEVEL[_versions.metadata_version(v).feature_level]
     except ValueError:
         raise ValueError(f"Version {v} is not a valid version") from None
+
+
+def check_image_level(level: Optional[int]) -> None:
+    """Refuse a log whose finalized metadata.version is not a level Kafka 4.1.1 knows (a
+    newer release's log, or a damaged one): nothing can be planned or rewritten from it.
+    Raises :class:`kcodec.errors.UnsupportedVersionError` naming the level."""
+    if level is not None and level not in _BY_LEVEL:
+        raise UnsupportedVersionError(
+            f"the log finalizes metadata.version {level}, not a level Kafka 4.1.1 knows "
+            f"({MINIMUM.level} to {LATEST_TESTING.level}): a newer release's log or a damaged "
+            f"one, nothing is planned or rewritten from it",
+            message="FeatureLevelRecord", path="featureLevel")
 
 
 def metadata_changed(a: Union[int, str, MetadataVersion], b: Union[int, str, MetadataVersion]) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from kcodec._java import java_hashmap_order, timeline_hash_order
+from kcodec.errors import ArgumentTypeError, expect_type
 
 from . import features as F
 from .image import MetadataImage
@@ -164,7 +165,8 @@ def plan(image: MetadataImage, updates: Sequence[Union[FeatureUpdate, Tuple[str,
     defaults (``unstable``: with unstable feature versions enabled).
     ``static_min_insync_replicas``: the controller's own ``min.insync.replicas`` (its
     server.properties, default 1), the value it writes for the cluster when enabling ELR."""
-    ups = [FeatureUpdate(*u) for u in updates]
+    ups = _checked_updates(updates)
+    F.check_image_level(image.metadata_version)
     by_name: Dict[str, FeatureUpdate] = {}
     for u in ups:
         by_name[u.feature] = u               # HashMap.put: the last entry for a name wins
@@ -212,6 +214,27 @@ def _elr_safety_records(image: MetadataImage, static_min_isr: int) -> List[Tuple
         if _MIN_ISR in image.configs[(_BROKER, name)]:
             out.append(("ConfigRecord", {"resourceType": _BROKER, "resourceName": name,
                                          "name": _MIN_ISR, "value": None}, 0))
+    return out
+
+
+def _checked_updates(updates: Sequence[Union[FeatureUpdate, Tuple[str, int, str]]]) -> List[FeatureUpdate]:
+    """The request's entries as FeatureUpdates, each field of the type the request
+    carries (a string level or name is an ArgumentTypeError naming ``updates[i].field``)."""
+    if isinstance(updates, (str, bytes)) or not isinstance(updates, Iterable):
+        raise ArgumentTypeError("updates", f"expected a sequence of FeatureUpdate, got "
+                                f"{type(updates).__name__}")
+    out = []
+    for i, u in enumerate(updates):
+        if not isinstance(u, FeatureUpdate):
+            if isinstance(u, (str, bytes)) or not isinstance(u, (tuple, list)) or not 2 <= len(u) <= 3:
+                raise ArgumentTypeError(f"updates[{i}]", "expected a FeatureUpdate or a "
+                                        f"(feature, level[, upgrade type]) tuple, got {u!r}")
+            u = FeatureUpdate(*u)
+        expect_type(u.feature, str, f"updates[{i}].feature", "a feature name")
+        expect_type(u.level, int, f"updates[{i}].level", "an integer level")
+        expect_type(u.upgrade_type, str, f"updates[{i}].upgrade_type",
+                    f"one of {', '.join(UPGRADE_TYPES)}")
+        out.append(u)
     return out
 
 

@@ -212,7 +212,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
     if base.endswith(".log"):
-        yield f"Log starting offset: {int(base.split('.')[0])}"
+        if base.split(".")[0].isdigit():    # a segment renamed by hand has no base offset to show
+            yield f"Log starting offset: {int(base.split('.')[0])}"
     elif base.endswith(".checkpoint"):
         if base == "bootstrap.checkpoint":
             yield "KRaft bootstrap snapshot"

@@ -18,6 +18,7 @@ import kcodec
 from . import features as F
 from kcodec import log
 from kcodec._java import hash_order, java_string_hash, java_string_key, java_uuid_hash
+from kcodec.errors import ArgumentTypeError, InputPathError, InvalidArgumentError, expect_type
 from ._columns import _starts
 from .image import MetadataImage
 from .records import encode_record
@@ -257,6 +258,7 @@ def encode_snapshot(records: List[Tuple[str, dict, int]], *, timestamps: Tuple[i
 def rewrite(image: MetadataImage, to: Union[int, str, F.MetadataVersion]) -> Tuple[List[Tuple[str, dict, int]], RewriteReport]:
     """The records of a snapshot of ``image`` at metadata.version ``to`` and what that
     loses."""
+    F.check_image_level(image.metadata_version)
     mv = _mv(to)
     losses = _losses(image, mv)
     notes = []
@@ -296,8 +298,7 @@ def write_snapshot(image: MetadataImage, out: Union[str, "os.PathLike[str]"], *,
     path = os.fspath(out)
     if os.path.isdir(path):
         path = os.path.join(path, snapshot_file_name(max(image.last_offset + 1, 0), epoch))
-    with open(path, "wb") as f:
-        f.write(data)
+    _write_atomically(path, data)
     return report
 
 
@@ -310,7 +311,7 @@ def bootstrap_records(release: Union[int, str, F.MetadataVersion],
     mv = _mv(release)
     levels = F.default_levels(mv)
     if features:
-        levels.update(features)
+        levels.update(_checked_features(features, mv))
     recs = [("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": mv.level}, 0)]
     for name in sorted(levels):
         if name != "kraft.version" and levels[name] > 0:
@@ -324,10 +325,78 @@ def encode_bootstrap(release: Union[int, str, F.MetadataVersion], *,
     return encode_snapshot(bootstrap_records(release, features), timestamps=timestamps)
 
 
+def _checked_features(features: Dict[str, int], mv: F.MetadataVersion) -> Dict[str, int]:
+    """``features`` if every name is a feature Kafka 4.1.1 knows at a level it defines and
+    whose dependencies the bootstrap meets (Feature.validateVersion, as kafka-storage format
+    checks them), else an InvalidArgumentError naming the feature."""
+    if not isinstance(features, dict):
+        raise ArgumentTypeError("features", f"expected a dict of NAME: LEVEL, got {type(features).__name__}")
+    for name, level in features.items():
+        if name == F.FEATURE_NAME:
+            raise InvalidArgumentError(f"features[{name!r}]", "metadata.version is the release "
+                                       "version, not a feature override")
+        if name not in F.FEATURES:
+            raise InvalidArgumentError(f"features[{name!r}]", f"unknown feature (known: "
+                                       f"{', '.join(sorted(F.FEATURES))})")
+        expect_type(level, int, f"features[{name!r}]", "an integer level")
+        if level != 0:
+            try:
+                F.feature(name).level(level)
+            except ValueError as e:
+                known = ", ".join(str(x.level) for x in F.feature(name).levels)
+                raise InvalidArgumentError(f"features[{name!r}]", f"{e} (levels: {known})") from None
+    proposed = dict(F.default_levels(mv), **features, **{F.FEATURE_NAME: mv.level})
+    for name, level in features.items():
+        why = F.validate_level(name, level, proposed) if level else None
+        if why:
+            raise InvalidArgumentError(f"features[{name!r}]", why)
+    return features
+
+
 def write_bootstrap(directory: Union[str, "os.PathLike[str]"], release: Union[int, str, F.MetadataVersion], *,
                     features: Optional[Dict[str, int]] = None) -> str:
-    """Write ``bootstrap.checkpoint`` for ``release`` into ``directory``; its path."""
-    path = os.path.join(os.fspath(directory), "bootstrap.checkpoint")
-    with open(path, "wb") as f:
-        f.write(encode_bootstrap(release, features=features))
+    """Write ``bootstrap.checkpoint`` for ``release`` into ``directory`` (created when
+    missing); its path.  Everything is validated and encoded first, then written to a
+    temporary file in ``directory``, synced and renamed over the old file: a rejected
+    release or feature, or a crash, leaves an existing checkpoint as it was."""
+    data = encode_bootstrap(release, features=features)
+    directory = os.fspath(directory)
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        raise InputPathError(directory, "not a directory")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "bootstrap.checkpoint")
+    _write_atomically(path, data)
     return path
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """``data`` to ``path`` through a synced temporary file in the same directory and a
+    rename, so readers see the old file or the new one, never a cut one."""
+    import tempfile
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise InputPathError(parent, "no such directory to write into")
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp",
+                               dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:   # the rename itself is durable once the directory is synced
+        dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)

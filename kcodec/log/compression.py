@@ -1,6 +1,6 @@
 """Batch compression as Kafka's producers write it: gzip, snappy (raw, or the xerial
 framing of Kafka's Java client), lz4 frame and zstd, all through ``cramjam``
-(``pip install kcodec[compression]``)."""
+(a dependency of kcodec: real ``__consumer_offsets`` logs are compressed)."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,9 +19,9 @@ _XERIAL_BLOCK = 32 << 10
 def _cramjam() -> Any:
     try:
         import cramjam
-    except ImportError as e:  # pragma: no cover - cramjam is a declared extra
-        raise CorruptRecordError("compressed batches need the 'cramjam' package "
-                                 "(pip install kcodec[compression])") from e
+    except ImportError as e:  # pragma: no cover - cramjam is a dependency: a broken install
+        raise CorruptRecordError("compressed batches need the 'cramjam' package, a dependency "
+                                 "of kcodec missing from this install (pip install cramjam)") from e
     return cramjam
 
 

@@ -13,12 +13,15 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
+from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
 # Exit status when the input could not be read whole (corrupt batches, reported; results
 # exclude them).  0 means every batch was read; records Kafka itself skips by design
-# (unknown record types, aborted transactions) are reported but are not errors.
-EXIT_CORRUPT = 3
+# (unknown record types, aborted transactions) are reported but are not errors.  The
+# contract every command follows is kcodec.cli's.
+EXIT_CORRUPT = EXIT_DATA
 
 
 class _Output:
@@ -57,6 +60,16 @@ def _corrupt_exit(command: str, err: Any) -> int:
     return EXIT_CORRUPT
 
 
+def _corrupt_summary(command: str, count: int, first: Any) -> int:
+    """The stderr line every command ends with when batches could not be read (the
+    output says where each one is); the exit status."""
+    if not count:
+        return EXIT_OK
+    print(f"kcodec offsets {command}: {count} corrupt batch(es) not read, left out of the "
+          f"output" + (f"; first: {first}" if first is not None else ""), file=sys.stderr)
+    return EXIT_CORRUPT
+
+
 class Progress:
     """A tqdm progress bar on stderr (bytes read of the total), shown when stderr is a
     TTY or when forced.  :meth:`update` takes the absolute position."""
@@ -81,18 +94,7 @@ class Progress:
 
 
 def _files(paths: List[str]) -> List[str]:
-    from kcodec.log import log_files
-    out: List[str] = []
-    for p in paths:
-        if p == "-":
-            out.append(p)
-            continue
-        if not os.path.exists(p):
-            raise SystemExit(f"kcodec offsets: no such file or directory: {p}")
-        out += log_files(p)
-    if out.count("-") > 1:
-        raise SystemExit("kcodec offsets: stdin (-) can be read once")
-    return out
+    return input_files(paths, stdin=True)
 
 
 def _stdin() -> Any:
@@ -172,6 +174,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     sizes = {f: _size(f) for f in files}
     bar = Progress(sum(sizes.values()), args.progress)
     bad = 0
+    first = None
     base = 0
     try:
         for f in files:
@@ -182,15 +185,16 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
                     for p in pieces:
                         o.write(p)
                     bad += nbad
+                    first = first if first is not None else err
                     if err is not None and args.strict:
                         return _corrupt_exit("dump", err)
                     if o.closed and not args.strict:
-                        return EXIT_CORRUPT if bad else 0  # the reader has gone, as for head
+                        return _corrupt_summary("dump", bad, first)  # the reader has gone, as for head
                     bar.update(base + end)
             base += sizes[f]
     finally:
         bar.close()
-    return EXIT_CORRUPT if bad else 0
+    return _corrupt_summary("dump", bad, first)
 
 
 def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
@@ -198,6 +202,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
     from kcodec import log as _log
     from kcodec.log.dump import batch_line
     bad = 0
+    first = None
     for f in _files(args.paths):
         o.write(f"Dumping {f}\n")
         name = os.path.basename(f)
@@ -206,6 +211,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
         for batch in _log.iter_batches(_source(f)):
             if batch.error is not None:
                 bad += 1
+                first = first if first is not None else batch.error
                 if args.strict:
                     return _corrupt_exit("dump", batch.error)
                 if batch.error.reason != "bad_crc":   # no header to show: say what is there
@@ -217,7 +223,7 @@ def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
             o.write(batch_line(batch) + "\n")
             if o.closed and not args.strict:
                 break
-    return EXIT_CORRUPT if bad else 0
+    return _corrupt_summary("dump", bad, first)
 
 
 def _fmt_assigned(a: Any) -> str:
@@ -278,7 +284,7 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         wanted = set(args.group)
         for g in sorted(wanted - set(st.groups) - st.deleted_groups):
             print(f"kcodec offsets groups: group {g!r} is not in the log", file=sys.stderr)
-            status = status or 1
+            status = status or EXIT_USAGE
         st = dataclasses.replace(
             st, groups={g: v for g, v in st.groups.items() if g in wanted},
             deleted_groups={g for g in st.deleted_groups if g in wanted},
@@ -292,6 +298,8 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
                "aborted_records": st.aborted_records,
                "unknown_records": st.unknown_records, "errors": st.errors}
         out.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        if st.errors:
+            _corrupt_summary("groups", len(st.errors), st.errors[0])
         return status
     rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL", "MEMBERS", "OFFSETS")]
     for gid, g in sorted(st.groups.items()):
@@ -324,6 +332,7 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         out.write(f"error: {e}\n")
     if st.errors:
         out.write(f"{len(st.errors)} corrupt batch(es) not read: the states above exclude them\n")
+        _corrupt_summary("groups", len(st.errors), st.errors[0])
     return status
 
 
@@ -356,11 +365,13 @@ def cmd_check_downgrade(args: argparse.Namespace, out: Optional[TextIO] = None) 
             if not rep.findings:
                 out.write(f"UNKNOWN: {len(rep.errors)} corrupt batch(es) could not be read; "
                           f"no verdict on the {rep.records} records read is a safe one\n")
+    if not rep.complete:
+        _corrupt_summary("check-downgrade", len(rep.errors), rep.errors[0] if rep.errors else None)
     if rep.fails:
-        return 2
-    if rep.findings:
-        return 1
-    return EXIT_CORRUPT if not rep.complete else 0
+        return EXIT_REFUSED     # fails on records that were read, whatever the corrupt ones held
+    if not rep.complete:
+        return EXIT_DATA        # the unread batches could hold a record the load fails on
+    return EXIT_LOSSY if rep.findings else EXIT_OK
 
 
 def add_subparsers(subparsers: Any) -> None:
@@ -406,10 +417,10 @@ def add_subparsers(subparsers: Any) -> None:
     g.set_defaults(func=cmd_groups)
     c = sub.add_parser("check-downgrade", help="what a coordinator of an older Kafka would "
                                                "skip, fail on, or lose",
-                       epilog="Exit status: 0 safe, 1 records skipped or fields lost, "
-                              "2 the load would fail, 3 unknown: corrupt batches could not be "
-                              "read.  The per-release facts are documented in "
-                              "kcodec.offsets.downgrade.")
+                       epilog="Exit status: 0 safe, 2 the load would fail, 3 unknown: "
+                              "corrupt batches could not be read, 4 records would be skipped "
+                              "or fields lost (1: usage or path error).  The per-release facts "
+                              "are documented in kcodec.offsets.downgrade.")
     common(c)
     c.add_argument("--to", required=True, metavar="VERSION", help="target Kafka version, e.g. 3.9")
     c.add_argument("--json", action="store_true")
@@ -417,13 +428,9 @@ def add_subparsers(subparsers: Any) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcodec")
-    add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["offsets"] + list(sys.argv[1:] if argv is None else argv))
-    try:
-        return int(args.func(args) or 0)
-    except BrokenPipeError:  # e.g. | head
-        return 0
+    """``python -m kcodec.offsets.cli ARGS``: ``kcodec offsets ARGS``."""
+    from kcodec.cli import main as kcodec_main
+    return kcodec_main(["offsets"] + list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,31 @@ from typing import Any
 __all__ = ["add_subparsers", "cmd_analyze"]
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Everything that can be checked without Spark, before it starts: a local path
+    exists and holds segment files (or is a Parquet/JSON dump), the options make sense."""
+    from kcodec.cli import input_files
+    from kcodec.errors import InputPathError, InvalidArgumentError
+    if args.shuffle_partitions < 1:
+        raise InvalidArgumentError("--shuffle-partitions", f"must be at least 1, got {args.shuffle_partitions}")
+    if args.downgrade_to:
+        from kcodec.offsets.downgrade import parse_target
+        try:
+            parse_target(args.downgrade_to)
+        except ValueError as e:
+            raise InvalidArgumentError("--downgrade-to", str(e)) from None
+    path = args.path
+    if path is None or "://" in path:       # the bundled sample; a URL only Spark can check
+        return
+    if path.rstrip("/").lower().endswith((".parquet", ".json", ".jsonl")):
+        if not os.path.exists(path):
+            raise InputPathError(path, "no such file or directory")
+        return
+    input_files([path])
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
+    _check_arguments(args)
     try:
         import pyspark  # noqa: F401
         import rich  # noqa: F401
@@ -41,7 +65,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.report:
         write_report(a, args.report)
         print(f"report: {args.report}")
-    return 1 if args.strict and (a.flagged or a.corrupt_batches or a.errors) else 0
+    from kcodec.cli import EXIT_DATA, EXIT_OK
+    # corrupt batches and records that did not decode: 3, as the offsets commands; with
+    # --strict also records flagged for an unknown type or a newer version
+    if a.corrupt_batches or a.errors or (args.strict and a.flagged):
+        return EXIT_DATA
+    return EXIT_OK
 
 
 def add_subparsers(subparsers: Any) -> None:
@@ -62,6 +91,8 @@ def add_subparsers(subparsers: Any) -> None:
                                                             "release (e.g. 3.9; local segment paths)")
     p.add_argument("--shuffle-partitions", type=int, default=8, help="spark.sql.shuffle.partitions (default 8)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--strict", action="store_true", help="exit 1 when anything was flagged")
+    p.add_argument("--strict", action="store_true", help="exit 3 also when records were flagged for an unknown type or a "
+                                                          "newer version (corrupt batches and records that do "
+                                                          "not decode always exit 3)")
     p.add_argument("--keep-session", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_analyze)

@@ -12,7 +12,8 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.errors import KcodecError
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.errors import DecodeError, InvalidArgumentError, KcodecError
 
 from .assignors import AssignmentConfigs
 from .protocol import assignment_to_json, decode_assignment, decode_subscription, subscription_to_json
@@ -24,7 +25,7 @@ def _unhex(text: str) -> bytes:
     try:
         return bytes.fromhex(text.replace(" ", "").replace(":", ""))
     except ValueError:
-        raise SystemExit(f"kcodec streams: not hex: {text[:40]!r}")
+        raise InvalidArgumentError("HEX", f"not hex: {text[:40]!r}") from None
 
 
 def _decode_bytes(kind: str, data: bytes) -> dict:
@@ -38,15 +39,22 @@ def _decode_bytes(kind: str, data: bytes) -> dict:
         except KcodecError:
             continue
         return out
-    raise SystemExit("kcodec streams decode: neither a Streams subscription nor an assignment")
+    raise DecodeError("neither a Streams subscription nor an assignment decodes from these bytes",
+                      message="Streams userData")
 
 
-def _groups(paths: List[str], group: Optional[str]) -> List[dict]:
+def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] = None) -> List[dict]:
+    """The latest Streams groups in the logs; ``errors`` collects the corrupt batches,
+    whose records are left out."""
     from kcodec.offsets import iter_decoded
     from .groups import decode_member_metadata
     latest: dict = {}
-    for path in paths:
-        for _, _, rec in iter_decoded(path):
+    for path in input_files(paths):
+        for batch, _, rec in iter_decoded(path):
+            if batch.error is not None:
+                if errors is not None and (not errors or errors[-1] is not batch.error):
+                    errors.append(batch.error)
+                continue
             if rec is None or rec.type_name != "GroupMetadata" or rec.value is None:
                 continue
             if rec.value.get("protocol") != "stream" or (group and rec.group_id != group):
@@ -56,13 +64,22 @@ def _groups(paths: List[str], group: Optional[str]) -> List[dict]:
              "members": decode_member_metadata(v)} for g, v in sorted(latest.items())]
 
 
-def cmd_decode(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_decode(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     try:
         if args.offsets:
-            docs = _groups(args.offsets, args.group)
+            errors: List[Any] = []
+            docs = _groups(args.offsets, args.group, errors)
+            status = EXIT_OK
+            for e in errors:
+                print(f"kcodec streams decode: {e}", file=sys.stderr)
+            if errors:
+                print(f"kcodec streams decode: {len(errors)} corrupt batch(es) not read: the "
+                      f"groups shown exclude them", file=sys.stderr)
+                status = EXIT_DATA
             if args.json:
                 out.write(json.dumps(docs, indent=1) + "\n")
-                return 0
+                return status
             for d in docs:
                 out.write(f"group {d['group']} generation {d['generation']} leader {d['leader']}\n")
                 for m in d["members"]:
@@ -74,27 +91,30 @@ def cmd_decode(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                               f"prev {len(s.get('prev_tasks', []))} standby {len(s.get('standby_tasks', []))}\n"
                               f"    assignment v{a.get('version')} (common v{a.get('commonly_supported_version')}) "
                               f"active [{', '.join(act)}] standby [{', '.join(stb)}] error {a.get('error_code')}\n")
-            return 0
+            return status
         for h in args.hex:
             doc = _decode_bytes(args.kind, _unhex(h))
             out.write(json.dumps(doc, ensure_ascii=False, indent=None if args.json else 1) + "\n")
-    except KcodecError as e:
+    except (InvalidArgumentError, DecodeError) as e:
         print(f"kcodec streams decode: {e}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_USAGE if isinstance(e, InvalidArgumentError) else EXIT_DATA
+    if not args.hex:
+        raise InvalidArgumentError("HEX", "give userData as hex, or --offsets PATH")
+    return EXIT_OK
 
 
-def cmd_simulate_upgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_simulate_upgrade(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     from .simulate import simulate_upgrade
     try:
         rep = simulate_upgrade(args.from_release, args.to, args.instances, upgrade_from=args.upgrade_from,
                                leader_position=args.leader_position)
     except ValueError as e:
         print(f"kcodec streams simulate-upgrade: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.json:
         out.write(json.dumps(rep.to_dict(), indent=1) + "\n")
-        return 0 if rep.error is None else 1
+        return EXIT_OK if rep.error is None else EXIT_REFUSED
     for i, r in enumerate(rep.rounds, 1):
         vs = " ".join(f"{m}=v{v}" for m, v in r.subscription_versions.items())
         line = f"{i:3d} {r.cause:<10} leader {r.leader} ({r.leader_release})  subscriptions {vs}"
@@ -111,10 +131,11 @@ def cmd_simulate_upgrade(args: argparse.Namespace, out: TextIO = sys.stdout) -> 
     out.write(f"{state}: {rep.bounces} bounces, {rep.rebalances} rebalances "
               f"({rep.followup_rebalances} follow-ups), final versions "
               f"{' '.join(f'{m}=v{v}' for m, v in rep.final_versions.items())}\n")
-    return 0 if rep.error is None else 1
+    return EXIT_OK if rep.error is None else EXIT_REFUSED
 
 
-def cmd_simulate_scale(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_simulate_scale(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out or sys.stdout     # looked up per call: a default bound at import goes stale
     from .simulate import simulate_scale
     try:
         cfg = AssignmentConfigs(args.acceptable_recovery_lag, args.max_warmup_replicas, args.standbys, 60_000,
@@ -129,7 +150,7 @@ def cmd_simulate_scale(args: argparse.Namespace, out: TextIO = sys.stdout) -> in
                 for a in (["ha", "learner"] if args.assignor == "both" else [args.assignor])]
     except ValueError as e:
         print(f"kcodec streams simulate-scale: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.json:
         out.write(json.dumps([r.to_dict() for r in reps], indent=1) + "\n")
         return 0
@@ -204,10 +225,9 @@ def add_subparsers(subparsers: Any) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="kcodec")
-    add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["streams"] + list(sys.argv[1:] if argv is None else argv))
-    return int(args.func(args) or 0)
+    """``python -m kcodec.streams.cli ARGS``: ``kcodec streams ARGS``."""
+    from kcodec.cli import main as kcodec_main
+    return kcodec_main(["streams"] + list(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

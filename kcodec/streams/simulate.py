@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kcodec.consumer import Subscription, decode_assignment as decode_consumer_assignment
 from kcodec.consumer import encode_subscription as encode_consumer_subscription
-from kcodec.errors import DecodeError
+from kcodec.errors import DecodeError, InvalidArgumentError, expect_type
 
 from .assignors import AssignmentConfigs
 from .learner import LearnerMember, learner_assign
@@ -200,6 +200,13 @@ def _rebalance(members: List[_Instance], cause: str, rounds: List[UpgradeRound])
     return again
 
 
+def _at_least(name: str, value: Any, low: int, high: int) -> None:
+    """An InvalidArgumentError naming ``name`` unless ``value`` is an int in [low, high]."""
+    expect_type(value, int, name, "an integer")
+    if not low <= value <= high:
+        raise InvalidArgumentError(name, f"must be from {low} to {high}, got {value}")
+
+
 def simulate_upgrade(from_release: str, to_release: str, instances: int = 3, *,
                      upgrade_from: Optional[str] = None, leader_position: int = 0,
                      second_bounce: Optional[bool] = None) -> UpgradeReport:
@@ -209,8 +216,10 @@ def simulate_upgrade(from_release: str, to_release: str, instances: int = 3, *,
     second bounce removes it (KIP-268's two-bounce path; ``second_bounce`` overrides).
     ``leader_position``: where the initial leader is in the bounce order (0 first, -1 last).
     Leadership passes to the longest-standing member when the leader leaves."""
-    if instances < 1:
-        raise ValueError("instances must be >= 1")
+    _at_least("instances", instances, 1, 10_000)
+    expect_type(leader_position, int, "leader_position", "an integer")
+    for name, v in (("from_release", from_release), ("to_release", to_release)):
+        expect_type(v, str, name, "a release such as '2.3'")
     old_latest = release_version(from_release)
     new_latest = release_version(to_release)
     names = [f"S{i + 1}" for i in range(instances)]
@@ -324,9 +333,24 @@ def simulate_scale(instances: int = 3, *, add: int = 0, remove: int = 0, tasks: 
     ``configs.rack_aware_assignment_strategy`` takes effect; rounds then count the actives
     reading across racks."""
     if assignor not in ("ha", "learner"):
-        raise ValueError("assignor must be 'ha' or 'learner'")
-    if racks < 0:
-        raise ValueError("racks must be >= 0")
+        raise InvalidArgumentError("assignor", "must be 'ha' or 'learner'")
+    # bounds keep the simulation's work (instances x tasks per round, max_rounds) finite
+    _at_least("instances", instances, 1, 10_000)
+    _at_least("add", add, 0, 10_000)
+    _at_least("remove", remove, 0, instances)
+    if instances + add - remove < 1:
+        raise InvalidArgumentError("remove", f"removing {remove} of {instances + add} instances "
+                                   "leaves none to run the tasks")
+    _at_least("tasks", tasks, 0, 100_000)
+    _at_least("state_records", state_records, 0, 2**63 - 1)
+    _at_least("max_rounds", max_rounds, 1, 100_000)
+    _at_least("racks", racks, 0, 10_000)
+    for name, v in (("restore_per_s", restore_per_s), ("rebalance_s", rebalance_s),
+                    ("probing_interval_s", probing_interval_s)):
+        expect_type(v, (int, float), name, "a number")
+        if not 0 < v < float("inf"):
+            raise InvalidArgumentError(name, f"must be a positive number, got {v}")
+    expect_type(configs, AssignmentConfigs, "configs", "AssignmentConfigs")
     task_ids = [TaskId(0, p) for p in range(tasks)]
     names = [f"S{i + 1}" for i in range(instances)]
     # balanced start: task i on member i % n, in order
