@@ -207,6 +207,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.path.join(HERE, "results", "spark.md"))
     args = ap.parse_args(argv)
 
+    # the Python workers run PYSPARK_PYTHON (or python3 on PATH), not spark.pyspark.python
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession, functions as F, types as T
     from kcodec.spark import from_consumer_offsets, offsets_schema
 

@@ -4,6 +4,7 @@ against the single-record APIs (kcodec.offsets, kcodec.kraft, kcodec.streams) on
 broker fixtures."""
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -191,6 +192,8 @@ def test_streams_kernels_equal_kcodec_streams():
 def spark():
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
+    # the Python workers run PYSPARK_PYTHON (or python3 on PATH), not spark.pyspark.python
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     s = (SparkSession.builder.master("local[2]").appName("kcodec-tests")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
