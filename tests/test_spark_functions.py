@@ -17,6 +17,7 @@ from kcodec.kraft import read_record  # noqa: E402
 from kcodec.offsets import decode_record  # noqa: E402
 
 from ._shared import fixtures_dir, read_jsonl  # noqa: E402
+from .test_spark import _norm  # noqa: E402
 
 K = pytest.importorskip("kcodec.spark._kernels")
 
@@ -26,18 +27,6 @@ METADATA = FIX / "cluster_metadata" / "segments"
 needs_fixtures = pytest.mark.skipif(not (OFFSETS.exists() and METADATA.exists()), reason="shared fixtures missing")
 
 NARROW = ["group", "topic", "partition", "OffsetCommitValue.offset", "OffsetCommitValue.commitTimestamp"]
-
-
-def _norm(v):
-    if hasattr(v, "asDict"):
-        return _norm(v.asDict(recursive=True))
-    if isinstance(v, dict):
-        return {k: _norm(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_norm(x) for x in v]
-    if isinstance(v, (bytearray, memoryview)):
-        return bytes(v)
-    return v
 
 
 def _offsets_pairs():

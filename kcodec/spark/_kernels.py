@@ -203,6 +203,18 @@ def project_type(full: pa.StructType, fields: Optional[Tuple[str, ...]]) -> pa.S
     return pa.struct(list(pruned) + [full.field(ERROR)])
 
 
+def _result_types(full: pa.StructType, spark: bool, fields: Optional[Tuple[str, ...]]
+                  ) -> Tuple[pa.StructType, pa.StructType, Dict[str, pa.DataType]]:
+    """A column function's unprojected type (in Spark's types with ``spark``), its result
+    type (projected to ``fields``) and the result's fields by name."""
+    if spark:
+        full = _spark_arrow_type_cached(full, True)
+    typ = project_type(full, fields)
+    if typ == full:
+        typ = full
+    return full, typ, {f.name: f.type for f in typ}
+
+
 @functools.lru_cache(maxsize=None)
 def _version_keep(name: str, version: int, keep: Optional[Tuple[str, ...]],
                   newer: str = "error") -> Tuple[Optional[Tuple[str, ...]], pa.StructType]:
@@ -642,13 +654,7 @@ def _result_name(f: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _offsets_out(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]] = None) -> _Out:
-    full = _offsets_type(names)
-    if spark:
-        full = _spark_arrow_type_cached(full, True)
-    typ = project_type(full, fields)
-    if typ == full:
-        typ = full
-    ftypes = {f.name: f.type for f in typ}
+    full, typ, ftypes = _result_types(_offsets_type(names), spark, fields)
     want = set(ftypes)
     if "key" in ftypes:
         want |= {"key." + g.name for g in ftypes["key"]}
@@ -859,13 +865,7 @@ class _MetaOut(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _metadata_out(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]]) -> _MetaOut:
-    full = _metadata_type(names)
-    if spark:
-        full = _spark_arrow_type_cached(full, True)
-    typ = project_type(full, fields)
-    if typ == full:
-        typ = full
-    ftypes = {f.name: f.type for f in typ}
+    full, typ, ftypes = _result_types(_metadata_type(names), spark, fields)
     values: Dict[str, Optional[Tuple[str, ...]]] = {}
     for name in _metadata_names().values():
         values[name] = () if name not in ftypes else None if fields is None else _top_fields(ftypes[name])
