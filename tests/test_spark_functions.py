@@ -302,3 +302,24 @@ def test_metadata_history_on_the_fixture(spark):
     out = io.StringIO()
     print_metadata_history(tables, Console(file=out, width=200))
     assert "Feature levels" in out.getvalue() and "metadata.version" in out.getvalue()
+
+
+def test_metadata_history_replays_snapshots_only_where_the_log_does_not_reach():
+    from kcodec.spark.metadata import _ordered, replay
+
+    def feat(file, offset, level):
+        return {"file": file, "offset": offset, "timestamp": None,
+                "r": {"record_type": "FeatureLevelRecord",
+                      "FeatureLevelRecord": {"name": "metadata.version", "featureLevel": level}}}
+    snap = "/m/__cluster_metadata-0/00000000000000000100-0000000003.checkpoint"
+    log = "/m/__cluster_metadata-0/00000000000000000100.log"
+    boot = "/m/bootstrap.checkpoint"
+    rows = [feat(boot, 1, 20), feat(log, 150, 27), feat(snap, 5, 25)]
+    got = replay(_ordered(rows))["features"]
+    # the log starts where the snapshot ends: the snapshot's state first, the bootstrap not at all
+    assert [(f["source"], f["level_before"], f["level"]) for f in got] == [
+        ("00000000000000000100-0000000003.checkpoint", None, 25), ("00000000000000000100.log", 25, 27)]
+    # a log reaching back past the snapshot: the snapshot repeats it and is left out
+    early = [feat(log.replace("0100.log", "0000.log"), 0, 20)] + rows
+    assert [f["level"] for f in replay(_ordered(early))["features"]] == [20, 27]
+    assert [f["level"] for f in replay(_ordered([feat(boot, 1, 20)]))["features"]] == [20]
