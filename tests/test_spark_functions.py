@@ -323,3 +323,33 @@ def test_metadata_history_replays_snapshots_only_where_the_log_does_not_reach():
     early = [feat(log.replace("0100.log", "0000.log"), 0, 20)] + rows
     assert [f["level"] for f in replay(_ordered(early))["features"]] == [20, 27]
     assert [f["level"] for f in replay(_ordered([feat(boot, 1, 20)]))["features"]] == [20]
+
+
+def test_streams_subscription_bulk_path_every_version():
+    # v1-v11 through the C bulk decoder and NumPy, against kcodec.streams row by row
+    import uuid
+    from kcodec.streams import (LATEST_OFFSET, UNKNOWN_OFFSET_SUM, SubscriptionInfo, TaskId, decode_subscription,
+                                encode_subscription)
+    vals = []
+    for v in range(1, 12):
+        for j in range(3):
+            sums = {}
+            if j:
+                sums[TaskId(0, j)] = LATEST_OFFSET
+                sums[TaskId(1, 0, "tp" if v >= 10 and j == 2 else None)] = 77 if v >= 7 else UNKNOWN_OFFSET_SUM
+                sums[TaskId(2, 3)] = UNKNOWN_OFFSET_SUM if v < 7 else 5
+            vals.append(encode_subscription(SubscriptionInfo(
+                v, 11, uuid.UUID(int=v * 1000 + j), f"host{j}:90{j}" if j else None, sums, unique_field=j,
+                error_code=j, client_tags={"az": "a", "r": str(j)} if j else {})))
+    vals += [None, b"\x00\x00\x00\x0c\x00\x00\x00\x0d", b"\x00\x00\x00\x03",
+             encode_subscription(SubscriptionInfo(11)) + b"x"]        # newer member, cut, trailing bytes
+    col = pa.array(vals, pa.binary())
+    _, took = K._subscriptions_bulk(col)
+    assert took.sum() == 33
+    exp = []
+    for b in vals:
+        try:
+            exp.append(None if b is None else dict(K.streams_row(decode_subscription(b)), _error=None))
+        except kcodec.errors.KcodecError as e:
+            exp.append({"_error": f"Streams subscription user data: {e}"})
+    assert K.decode_streams(col, "subscription").to_pylist() == pa.array(exp, K.streams_type("subscription")).to_pylist()

@@ -1037,23 +1037,173 @@ def streams_row(info: Any) -> Dict[str, Any]:
             "error_code": info.error_code, "next_rebalance_ms": info.next_rebalance_ms}
 
 
+_HEX = np.frombuffer(b"".join(b"%02x" % i for i in range(256)), np.uint8).reshape(256, 2)
+_UUID_DIGITS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+
+
+def _uuid_text(col: pa.Array) -> pa.Array:
+    """A null-free ``fixed_size_binary(16)`` column as UUID text (``str(uuid.UUID)``)."""
+    m = len(col)
+    raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * 16:(col.offset + m) * 16].reshape(m, 16)
+    out = np.full((m, 36), ord("-"), np.uint8)
+    out[:, _UUID_DIGITS] = _HEX[raw].reshape(m, 32)
+    offs = np.arange(0, 36 * (m + 1), 36, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(offs), pa.py_buffer(out.tobytes())])
+
+
+def _list_of(offsets: np.ndarray, items: pa.StructArray) -> pa.Array:
+    return pa.ListArray.from_arrays(_ka.from_numpy(offsets.astype(np.int32)), items)
+
+
+def _subscription_rows(b: pa.RecordBatch, v: int) -> pa.StructArray:
+    """Rows of one SubscriptionInfoData version (a batch without null rows) as
+    :func:`streams_type` ("subscription") rows, the Kafka view kcodec.streams gives:
+    v1-v6's previous active and standby tasks become offset sums -2 and -3, v7-v9's
+    per-subtopology map is flattened, fields a version lacks take Kafka's defaults."""
+    from kcodec.streams import LATEST_OFFSET, UNKNOWN, UNKNOWN_OFFSET_SUM
+    m = b.num_rows
+    col = b.column
+
+    def const(x: int, dtype: Any) -> pa.Array:
+        return _ka.from_numpy(np.full(m, x, dtype))
+
+    def offsets(lst: pa.Array) -> np.ndarray:
+        return np.frombuffer(lst.buffers()[1], np.int32)[lst.offset:lst.offset + m + 1]
+
+    if v < 7:           # tasks run as active, then standby tasks: their offset sums are implied
+        prev, standby = col("prevTasks"), col("standbyTasks")
+        po, so = offsets(prev), offsets(standby)
+        lp, ls = np.diff(po), np.diff(so)
+        lens = lp + ls
+        row = np.repeat(np.arange(m), lens)
+        start = np.concatenate(([0], np.cumsum(lens)))
+        k = np.arange(int(start[-1])) - start[row]
+        is_prev = k < lp[row]
+        take_p = np.where(is_prev, po[row] + k, 0)
+        take_s = np.where(is_prev, 0, so[row] + k - lp[row])
+        pv, sv = prev.values, standby.values
+
+        def pick(name: str) -> np.ndarray:       # (a one-zero stand-in for an empty side)
+            a = _ka.to_numpy(pv.field(name)) if len(pv) else np.zeros(1, np.int32)
+            c = _ka.to_numpy(sv.field(name)) if len(sv) else np.zeros(1, np.int32)
+            return np.where(is_prev, a[take_p], c[take_s]).astype(np.int32)
+        sub, part = pick("topicGroupId"), pick("partition")
+        sums = np.where(is_prev, LATEST_OFFSET, UNKNOWN_OFFSET_SUM).astype(np.int64)
+        names = pa.nulls(len(sub), pa.string())
+    else:
+        tos = col("taskOffsetSums")
+        to = offsets(tos)
+        groups = tos.values
+        if v < 10:      # subtopology -> [(partition, offset sum)]
+            inner = groups.field("partitionToOffsetSum")
+            io = np.frombuffer(inner.buffers()[1], np.int32)[inner.offset:inner.offset + len(inner) + 1]
+            item_group = np.repeat(_ka.to_numpy(groups.field("topicGroupId")), np.diff(io))
+            lo, hi = int(io[to[0]]), int(io[to[-1]])
+            items = inner.values.slice(lo, hi - lo)
+            rel = io - io[0]
+            sub = item_group[lo - io[0]:hi - io[0]]
+            part = _ka.to_numpy(items.field("partition"))
+            sums = _ka.to_numpy(items.field("offsetSum"))
+            start = rel[to] - (lo - io[0])
+            names = pa.nulls(len(sub), pa.string())
+        else:
+            lo, hi = int(to[0]), int(to[-1])
+            g = groups.slice(lo, hi - lo)
+            sub, part = _ka.to_numpy(g.field("topicGroupId")), _ka.to_numpy(g.field("partition"))
+            sums, names = _ka.to_numpy(g.field("offsetSum")), g.field("namedTopology")
+            start = to - lo
+        lens = np.diff(start)
+        row = np.repeat(np.arange(m), lens)
+    sub_a, part_a, sums_a = _ka.from_numpy(np.ascontiguousarray(sub, np.int32)), \
+        _ka.from_numpy(np.ascontiguousarray(part, np.int32)), _ka.from_numpy(np.ascontiguousarray(sums, np.int64))
+    t = streams_type("subscription")
+    sums_t = t.field("task_offset_sums").type
+    flat = pa.StructArray.from_arrays([sub_a, part_a, names, sums_a], fields=list(sums_t.value_type))
+    active = np.asarray(sums) == LATEST_OFFSET
+    task_fields = list(t.field("prev_tasks").type.value_type)
+
+    def tasks(mask: np.ndarray) -> pa.Array:
+        idx = _ka.from_numpy(np.flatnonzero(mask))
+        items = pa.StructArray.from_arrays([sub_a.take(idx), part_a.take(idx), names.take(idx)], fields=task_fields)
+        per = np.bincount(row[mask], minlength=m) if m else np.zeros(0, np.int64)
+        return _list_of(np.concatenate(([0], np.cumsum(per))), items)
+    end_point = col("userEndPoint") if v >= 2 else pa.nulls(m, pa.binary())
+    end_point = pa.compute.if_else(pa.compute.equal(pa.compute.binary_length(end_point), 0),
+                                   pa.scalar(None, pa.binary()), end_point).cast(pa.string())
+    if v >= 11:
+        tags = col("clientTags")
+        tv = tags.values
+        tag_items = pa.StructArray.from_arrays([tv.field("key").cast(pa.string()), tv.field("value").cast(pa.string())],
+                                               fields=list(t.field("client_tags").type.value_type))
+        client_tags = pa.ListArray.from_arrays(tags.offsets, tag_items)
+    else:
+        client_tags = _list_of(np.zeros(m + 1, np.int32),
+                               pa.array([], t.field("client_tags").type.value_type))
+    kids = [const(v, np.int32),
+            col("latestSupportedVersion") if v >= 3 else const(UNKNOWN, np.int32),
+            _uuid_text(col("processId")), end_point,
+            _list_of(np.concatenate(([0], np.cumsum(lens))), flat), tasks(active), tasks(~active),
+            col("uniqueField") if v >= 8 else const(0, np.int8),
+            col("errorCode") if v >= 9 else const(0, np.int32), client_tags,
+            _ka.from_numpy(np.zeros(m, bool)), pa.nulls(m, pa.string())]
+    return pa.StructArray.from_arrays(kids, fields=list(t))
+
+
+def _subscriptions_bulk(values: pa.Array) -> Tuple[List[Tuple[np.ndarray, pa.Array]], np.ndarray]:
+    """The rows of SubscriptionInfo v1-v11 the C bulk decoder reads (one pass per version,
+    each reading its own rows in place): ``(rows, struct rows)`` per version, and which
+    rows it took."""
+    heads, have, _ = _heads(values, 4)
+    n = len(values)
+    ver = heads.view(">i4").reshape(-1).astype(np.int32) if n else np.zeros(0, np.int32)
+    ok = (have == 4) & (ver >= 1) & (ver <= 11)
+    parts: List[Tuple[np.ndarray, pa.Array]] = []
+    took = np.zeros(n, bool)
+    for v in _present(ver, ok):
+        sel = ok & (ver == v)
+        b = _ka.decode("SubscriptionInfoData", values, v, select=None if sel.all() else sel)
+        err = b.column(ERROR)
+        if err.null_count < n:
+            sel &= ~_valid(err)
+        idx = np.flatnonzero(sel)
+        if not len(idx):
+            continue
+        try:
+            rows = _subscription_rows(b.take(_ka.from_numpy(idx)), v)
+        except pa.ArrowInvalid:         # e.g. bytes that are not UTF-8: the exact path decides
+            continue
+        parts.append((idx, rows))
+        took[idx] = True
+    return parts, took
+
+
 def decode_streams(values: Any, kind: str, *, mode: str = PERMISSIVE) -> pa.StructArray:
     """Decode Kafka Streams user data (``kind``: ``"subscription"`` or ``"assignment"``)
-    with :func:`kcodec.streams.decode_subscription` / ``decode_assignment``, one row at
-    a time: AssignmentInfo is Kafka's hand-written format (no spec for the engine), and
-    user data is one value per member per rebalance, not a log's worth.  Identical
-    values (a leader's repeated assignments) are decoded once."""
+    as :func:`kcodec.streams.decode_subscription` / ``decode_assignment`` do.
+
+    SubscriptionInfo v1-v11 is the generated ``SubscriptionInfoData``: the C bulk decoder
+    reads it, one pass per version, and its columns are turned into Kafka's view with
+    NumPy (no object per row).  AssignmentInfo is Kafka's hand-written format (no spec
+    for the engine) and is decoded row by row by kcodec.streams, as are subscriptions the
+    bulk path leaves (newer versions, errors, trailing bytes): user data is one value per
+    member per rebalance, not a log's worth.  Identical values (a leader's repeated
+    assignments) are decoded once."""
     from kcodec.streams import decode_assignment, decode_subscription
     typ = streams_type(kind)
-    dec = decode_subscription if kind == "subscription" else decode_assignment
     values = _binary(values)
-    rows: List[Optional[Dict[str, Any]]] = []
+    n = len(values)
+    parts: List[Tuple[np.ndarray, pa.Array]] = []
+    took = np.zeros(n, bool)
+    if kind == "subscription":
+        parts, took = _subscriptions_bulk(values)
+        dec: Any = decode_subscription
+    else:
+        dec = decode_assignment
+    slow = np.flatnonzero(~took & _valid(values))
+    rows: List[Dict[str, Any]] = []
     seen: Dict[bytes, Dict[str, Any]] = {}
-    bad: List[int] = []
-    for i, b in enumerate(values.to_pylist()):
-        if b is None:
-            rows.append(None)
-            continue
+    for i in slow.tolist():
+        b = values[i].as_py()
         got = seen.get(b)
         if got is None:
             try:
@@ -1062,10 +1212,21 @@ def decode_streams(values: Any, kind: str, *, mode: str = PERMISSIVE) -> pa.Stru
                 got = {ERROR: f"Streams {kind} user data: {e}"}
             if len(seen) < 4096:
                 seen[b] = got
-        if ERROR in got:
-            bad.append(i)
         rows.append(got)
-    out = pa.array(rows, typ)
-    if mode == FAILFAST and bad:
-        _fail(f"Streams {kind}", np.array(bad), out.field(ERROR), values)
+    if len(slow):
+        parts.append((slow, pa.array(rows, typ)))
+    pos = np.full(n, -1, np.int64)
+    base = 0
+    for idx, arr in parts:
+        pos[idx] = base + np.arange(len(idx))
+        base += len(idx)
+    if not parts:
+        out = nulls(n, typ)
+    else:
+        whole = pa.concat_arrays([arr for _, arr in parts]) if len(parts) > 1 else parts[0][1]
+        out = whole.take(_with_nulls(_ka.from_numpy(np.maximum(pos, 0)), pos >= 0))
+    if mode == FAILFAST:
+        err = out.field(ERROR)
+        if err.null_count < n:
+            _fail(f"Streams {kind}", np.flatnonzero(_valid(err)), err, values)
     return out
