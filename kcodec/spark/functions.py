@@ -200,7 +200,9 @@ def from_streams_subscription(col: ColumnOrName, options: Optional[Dict[str, Any
     whose offset v1-v6 do not carry), ``prev_tasks`` and ``standby_tasks`` (the tasks run
     as active / held as standby, derived as Kafka does), ``unique_field``, ``error_code``,
     ``client_tags``, ``future`` (a newer member: only the versions are read),
-    ``_error``.  ``options["mode"]`` as for the other functions."""
+    ``_error``.  Versions 1-11 are read by the C bulk decoder (the spec'd
+    ``SubscriptionInfoData``), the rest row by row.  ``options["mode"]`` as for the other
+    functions."""
     mode, rest = K.check_mode(options)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
@@ -213,7 +215,8 @@ def from_streams_assignment(col: ColumnOrName, options: Optional[Dict[str, Any]]
     ``commonly_supported_version``, ``active_tasks`` (one per assigned partition),
     ``standby_tasks`` (task and its partitions), ``partitions_by_host`` and
     ``standby_partitions_by_host`` (``host``, ``port``, ``partitions``),
-    ``error_code``, ``next_rebalance_ms``, ``_error``."""
+    ``error_code``, ``next_rebalance_ms``, ``_error``.  AssignmentInfo is Kafka's
+    hand-written format, decoded row by row (identical values once)."""
     mode, rest = K.check_mode(options)
     if rest:
         raise ValueError(f"unknown options: {sorted(rest)}")
