@@ -239,8 +239,9 @@ def test_spark_metadata_records_equal_kraft(spark):
 
 def test_spark_failfast_names_the_row(spark):
     from kcodec.spark import FailFastError, from_metadata_record
-    df = spark.createDataFrame([(b"\x01\x0c\x00",), (b"\x01\x02",)], "value binary")
-    with pytest.raises(Exception, match=r"__cluster_metadata record: row 0 of the batch.*value=010c00"):
+    df = spark.createDataFrame([(b"\x01\x0c\x00",), (b"\x01\x02",)], "value binary").coalesce(1)
+    with pytest.raises(Exception, match=r"__cluster_metadata record: row 0 of the batch \(2 bad rows\): "
+                                        r".*\[value=010c00\]"):
         df.select(from_metadata_record("value", {"mode": "FAILFAST"}).alias("r")).collect()
     assert FailFastError
 
