@@ -122,7 +122,8 @@ def arrow_type(name: str, version: int, *, newer: str = "error") -> pa.StructTyp
 
 
 def decode(name: str, values: Any, version: int, *, newer: str = "error",
-           skip: int = 0, select: Any = None) -> pa.RecordBatch:
+           skip: int = 0, select: Any = None,
+           fields: Optional[Sequence[str]] = None) -> pa.RecordBatch:
     """Decode many values of one message and version into a typed ``RecordBatch``.
 
     ``values``: a pyarrow ``BinaryArray``/``LargeBinaryArray`` (read in place) or
@@ -133,17 +134,30 @@ def decode(name: str, values: Any, version: int, *, newer: str = "error",
     :func:`arrow_type`, then ``_error`` (string).  A bad row is
     null in every field and ``_error`` holds the text of the :class:`DecodeError` a single
     :func:`kcodec.decode` of it raises; a null row is null everywhere, ``_error`` too.
+    ``fields``: the top-level fields to keep (the others are checked, not returned).
     """
     return decode_program(kcodec.program(name, version, newer=newer), values, skip=skip,
-                          select=select)
+                          select=select, fields=fields)
 
 
-def decode_program(prog: Program, values: Any, *, skip: int = 0,
-                   select: Any = None) -> pa.RecordBatch:
+def decode_program(prog: Program, values: Any, *, skip: int = 0, select: Any = None,
+                   fields: Optional[Sequence[str]] = None) -> pa.RecordBatch:
     """:func:`decode` for a compiled program."""
     if skip < 0:
         raise ValueError("skip must be >= 0")
-    return _engine_rows(prog, values, skip, select)[0]
+    return _engine_rows(prog, values, skip, select, keep=_keep(prog, fields))[0]
+
+
+def _keep(prog: Program, fields: Optional[Sequence[str]]) -> Optional[List[int]]:
+    """The indexes of top-level ``fields`` of ``prog`` (None: all of them)."""
+    if fields is None:
+        return None
+    nodes = layout(prog)
+    names = [nodes[k].name for k in nodes[0].kids]
+    missing = [f for f in fields if f not in names]
+    if missing:
+        raise ValueError(f"{prog.name} v{prog.version} has no field {missing[0]!r}")
+    return sorted({names.index(f) for f in fields})
 
 
 def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
@@ -284,15 +298,7 @@ def decode_framed(progs: Union[Mapping[int, Any], Sequence[Any]], values: Any,
         raise ValueError("decode_framed needs at least one program")
     width, skip = _frame_layout(frame)
     tree = _tree(real)
-    keep = None
-    if fields is not None:
-        nodes = layout(tree)
-        names = [nodes[k].name for k in nodes[0].kids]
-        missing = [f for f in fields if f not in names]
-        if missing:
-            raise ValueError(f"{tree.name} v{tree.version} has no field {missing[0]!r}")
-        keep = sorted({names.index(f) for f in fields})
-    batch, info = _engine_rows(tree, values, skip, select, table, None, width, keep)
+    batch, info = _engine_rows(tree, values, skip, select, table, None, width, _keep(tree, fields))
     return FramedBatch(batch, info["versions"], info["have"], info["decoded"], info["tagged"])
 
 

@@ -16,6 +16,9 @@ from typing import Any
 _EXPORTS = {
     "from_consumer_offsets": "functions", "from_consumer_subscription": "functions",
     "from_consumer_assignment": "functions", "from_kafka_message": "functions",
+    "from_metadata_record": "functions", "from_streams_subscription": "functions",
+    "from_streams_assignment": "functions", "metadata_schema": "functions", "streams_schema": "functions",
+    "metadata_history": "metadata", "print_metadata_history": "metadata",
     "to_kafka_message": "functions", "register": "functions", "offsets_schema": "functions",
     "kafka_message_schema": "functions", "read_log": "_source", "assignor_whatif": "whatif",
     "analyze": "analyze", "PERMISSIVE": "_kernels", "FAILFAST": "_kernels", "FailFastError": "_kernels",
@@ -34,5 +37,7 @@ __all__ = [
     "from_consumer_offsets", "from_consumer_subscription", "from_consumer_assignment",
     "from_kafka_message", "to_kafka_message", "register", "offsets_schema",
     "kafka_message_schema", "read_log", "assignor_whatif", "PERMISSIVE", "FAILFAST",
-    "FailFastError", "analyze",
+    "FailFastError", "analyze", "from_metadata_record", "from_streams_subscription",
+    "from_streams_assignment", "metadata_schema", "streams_schema", "metadata_history",
+    "print_metadata_history",
 ]

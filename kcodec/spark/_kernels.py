@@ -30,7 +30,7 @@ from kcodec.errors import KcodecError
 from kcodec.offsets import decode_record, record_types
 from kcodec.offsets import record_types as _offsets_record_types
 
-from ._types import _spark_arrow_type_cached, for_spark, nulls, shape_columns, shaper, union_type
+from ._types import _spark_arrow_type_cached, for_spark, nulls, shape, shape_columns, shaper, union_type
 
 __all__ = ["PERMISSIVE", "FAILFAST", "ALL", "DEFAULT_RECORD_TYPES", "check_mode", "message_type", "decode_message",
            "offsets_type", "decode_offsets", "protocol_type", "decode_protocol",
@@ -65,20 +65,30 @@ def _binary(values: Any) -> pa.Array:
     return values
 
 
-def _prefix16(arr: pa.Array) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the leading big-endian int16, whether the row has one (>= 2 bytes), and
-    whether the row is null.  Read in place from the Arrow buffers (:func:`kcodec.slice_heads`)."""
+def _heads(arr: pa.Array, k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: its first ``k`` bytes (a (rows, k) uint8 array, zero-padded), how many it
+    has (at most k) and whether the row is null.  Read in place from the Arrow buffers
+    (:func:`kcodec.slice_heads`)."""
     n = len(arr)
     if n == 0:
-        return np.zeros(0, np.int16), np.zeros(0, bool), np.zeros(0, bool)
+        return np.zeros((0, k), np.uint8), np.zeros(0, np.int32), np.zeros(0, bool)
     bufs = arr.buffers()
     otype = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
     offs = np.frombuffer(bufs[1], otype)[arr.offset:arr.offset + n + 1]
     lens = np.diff(offs).astype(np.int32, copy=False)
     if arr.null_count:
         lens[_ka.to_numpy(arr.is_null())] = -1
-    heads, have = kcodec.slice_heads(bufs[2] if bufs[2] is not None else b"", offs[:-1].astype(np.int64), lens, 2)
-    return heads.view(">i2").reshape(-1).astype(np.int16), have == 2, have < 0
+    heads, have = kcodec.slice_heads(bufs[2] if bufs[2] is not None else b"", offs[:-1].astype(np.int64), lens, k)
+    return heads, have, have < 0
+
+
+def _prefix16(arr: pa.Array) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the leading big-endian int16, whether the row has one (>= 2 bytes), and
+    whether the row is null."""
+    heads, have, isnull = _heads(arr, 2)
+    if not len(have):
+        return np.zeros(0, np.int16), np.zeros(0, bool), isnull
+    return heads.view(">i2").reshape(-1).astype(np.int16), have == 2, isnull
 
 
 def _py(v: Any) -> Any:
@@ -108,6 +118,118 @@ def _fail(what: str, rows: np.ndarray, errors: pa.Array, *inputs: pa.Array) -> N
 def _struct_of(batch: pa.RecordBatch) -> pa.StructArray:
     """The batch's columns (``_error`` included) as one struct column."""
     return pa.StructArray.from_arrays(batch.columns, names=batch.schema.names)
+
+
+# --------------------------------------------------------------------------- projection
+
+def fields_option(fields: Any) -> Optional[Tuple[str, ...]]:
+    """The ``fields`` option as a tuple of dotted paths (None: every field)."""
+    if fields is None:
+        return None
+    if isinstance(fields, str):
+        fields = [f.strip() for f in fields.split(",")]
+    out = tuple(str(f) for f in fields if str(f) and str(f) != ERROR)
+    if not out:
+        raise ValueError("fields: name at least one field path")
+    return out
+
+
+def _paths_tree(paths: Sequence[str]) -> Dict[str, Any]:
+    tree: Dict[str, Any] = {}
+    for p in paths:
+        node = tree
+        parts = p.split(".")
+        for i, part in enumerate(parts):
+            if i == len(parts) - 1:
+                node[part] = None           # the whole field
+            else:
+                got = node.setdefault(part, {})
+                if got is None:             # the whole field is named already
+                    break
+                node = got
+    return tree
+
+
+def _field_paths(t: pa.DataType, prefix: str, depth: int = 1) -> List[str]:
+    """Paths under ``t`` (a struct, or a list of structs) to ``depth`` levels, for messages."""
+    if pa.types.is_list(t):
+        t = t.value_type
+    if not pa.types.is_struct(t):
+        return []
+    out = []
+    for f in t:
+        if f.name == ERROR:
+            continue
+        out.append(prefix + f.name)
+        if depth > 1:
+            out += _field_paths(f.type, prefix + f.name + ".", depth - 1)
+    return out
+
+
+def _prune(t: pa.StructType, tree: Dict[str, Any], prefix: str) -> pa.StructType:
+    names = {f.name for f in t}
+    for name, sub in tree.items():
+        if name not in names:
+            valid = _field_paths(t, prefix, 2)
+            raise ValueError(f"fields: unknown field path {prefix + name!r}; valid paths"
+                             f"{' under ' + prefix[:-1] if prefix else ''}: {valid}")
+    out = []
+    for f in t:
+        if f.name not in tree:
+            continue
+        sub = tree[f.name]
+        typ = f.type
+        if sub is not None:
+            path = prefix + f.name + "."
+            if pa.types.is_struct(typ):
+                typ = _prune(typ, sub, path)
+            elif pa.types.is_list(typ) and pa.types.is_struct(typ.value_type):
+                vf = typ.value_field
+                typ = pa.list_(pa.field(vf.name, _prune(vf.type, sub, path), vf.nullable))
+            else:
+                raise ValueError(f"fields: {path[:-1]!r} is a {typ}, it has no field "
+                                 f"{next(iter(sub))!r}")
+        out.append(pa.field(f.name, typ, f.nullable))
+    return pa.struct(out)
+
+
+def project_type(full: pa.StructType, fields: Optional[Tuple[str, ...]]) -> pa.StructType:
+    """``full`` (a column function's struct type, ``_error`` last) with only the fields at
+    the dotted paths ``fields`` (a path into a list of structs names the items' field),
+    in ``full``'s order, and ``_error``; ValueError naming an unknown path and the valid ones."""
+    if fields is None:
+        return full
+    pruned = _prune(full, _paths_tree(fields), "")
+    return pa.struct(list(pruned) + [full.field(ERROR)])
+
+
+def _result_types(full: pa.StructType, spark: bool, fields: Optional[Tuple[str, ...]]
+                  ) -> Tuple[pa.StructType, pa.StructType, Dict[str, pa.DataType]]:
+    """A column function's unprojected type (in Spark's types with ``spark``), its result
+    type (projected to ``fields``) and the result's fields by name."""
+    if spark:
+        full = _spark_arrow_type_cached(full, True)
+    typ = project_type(full, fields)
+    if typ == full:
+        typ = full
+    return full, typ, {f.name: f.type for f in typ}
+
+
+@functools.lru_cache(maxsize=None)
+def _version_keep(name: str, version: int, keep: Optional[Tuple[str, ...]],
+                  newer: str = "error") -> Tuple[Optional[Tuple[str, ...]], pa.StructType]:
+    """Of the top-level fields ``keep`` (None: all), those ``name`` has at ``version``, and
+    the Arrow type of that version with only them (one object per selection, for the
+    shaping caches)."""
+    t = _ka.arrow_type(name, version, newer=newer)
+    if keep is None:
+        return None, t
+    have = tuple(f.name for f in t if f.name in keep)
+    return have, pa.struct([t.field(f) for f in have])
+
+
+def _top_fields(t: pa.StructType) -> Tuple[str, ...]:
+    return tuple(f.name for f in t)
 
 
 # --------------------------------------------------------------------------- any message
@@ -258,13 +380,17 @@ def _override(full: pa.Array, idx: np.ndarray, part: pa.Array) -> pa.Array:
 
 
 def _finish(typ: pa.StructType, cols: Dict[str, pa.Array], n: int, sidx: np.ndarray,
-            slow_rows: List[Dict[str, Any]], mode: str, what: str, *inputs: pa.Array) -> pa.StructArray:
+            slow_rows: List[Dict[str, Any]], mode: str, what: str, *inputs: pa.Array,
+            row_type: Optional[pa.StructType] = None) -> pa.StructArray:
     """The result column: the bulk path's full-length ``cols`` (missing: all null) with the
-    exact path's rows (``slow_rows`` at ``sidx``) put in; FAILFAST raises on the first row
-    with an ``_error``."""
+    exact path's rows (``slow_rows`` at ``sidx``, of ``row_type``: ``typ`` unprojected)
+    put in; FAILFAST raises on the first row with an ``_error``."""
     children = [cols[f.name] if f.name in cols else nulls(n, f.type, (id(typ), f.name)) for f in typ]
     if len(sidx):
-        sarr = pa.array(slow_rows, typ)
+        if row_type is not None and row_type is not typ:
+            sarr = shape(pa.array(slow_rows, row_type), shaper(row_type, typ))
+        else:
+            sarr = pa.array(slow_rows, typ)
         children = [_override(c, sidx, sarr.field(j)) for j, c in enumerate(children)]
     out = pa.StructArray.from_arrays(children, fields=list(typ))
     err = out.field(ERROR)
@@ -518,26 +644,56 @@ def _members(vb: pa.RecordBatch, mt: _Members) -> Tuple[pa.Array, np.ndarray]:
 
 class _Out(NamedTuple):
     """What :func:`decode_offsets` builds for one selection, computed once: the result
-    type (Kafka's types, or Spark's with ``spark=True``) and each field's type by name."""
+    type (Kafka's types, or Spark's with ``spark=True``; projected to ``fields``), the
+    unprojected type (the exact path's rows), each result field's type by name, and what
+    each record type's key and value passes keep."""
     typ: pa.StructType
+    full: pa.StructType
     fields: Dict[str, pa.DataType]
-    members: Optional[_Members]
+    members: Optional[_Members]             # of the unprojected type, when members are returned
+    keys: Dict[str, Optional[Tuple[str, ...]]]      # key schema -> its top-level fields kept
+    values: Dict[str, Optional[Tuple[str, ...]]]    # value schema -> ... (() : checked only)
+    full_names: frozenset                           # the unprojected type's field names
+
+
+def _result_name(f: str) -> str:
+    """Where a key field goes in the result."""
+    return "group" if f in _GROUP_KEYS else f if f in _TOP_KEYS else "key." + f
 
 
 @functools.lru_cache(maxsize=None)
-def _offsets_out(names: Tuple[str, ...], spark: bool) -> _Out:
-    typ = _offsets_type(names)
-    if spark:
-        typ = _spark_arrow_type_cached(typ, True)
-    fields = {f.name: f.type for f in typ}
-    return _Out(typ, fields, _members_parts(fields["members"]) if "members" in fields else None)
+def _offsets_out(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]] = None) -> _Out:
+    full, typ, ftypes = _result_types(_offsets_type(names), spark, fields)
+    want = set(ftypes)
+    if "key" in ftypes:
+        want |= {"key." + g.name for g in ftypes["key"]}
+    keys: Dict[str, Optional[Tuple[str, ...]]] = {}
+    values: Dict[str, Optional[Tuple[str, ...]]] = {}
+    for info in record_types().values():
+        kt = _ka.arrow_type(info.key, 0)
+        keys[info.key] = None if fields is None else tuple(f.name for f in kt if _result_name(f.name) in want)
+        vname = info.value
+        if vname not in ftypes:
+            keep: Optional[Tuple[str, ...]] = ()       # decoded to check it only
+        elif fields is None:
+            keep = None
+        else:
+            keep = _top_fields(ftypes[vname])
+        if vname == "GroupMetadataValue" and "members" in ftypes and keep is not None:
+            keep = tuple(sorted(set(keep) | {"members", "protocolType"}))
+        values[vname] = keep
+    members = _members_parts({f.name: f.type for f in full}["members"]) if "members" in ftypes else None
+    return _Out(typ, full, ftypes, members, keys, values, frozenset(full.names))
 
 
 def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types: Any = None,
-                   spark: bool = False) -> pa.StructArray:
+                   fields: Any = None, spark: bool = False) -> pa.StructArray:
     """Decode ``__consumer_offsets`` key/value columns (Kafka types; see :func:`offsets_type`,
     also for ``record_types``; ``spark=True``: built directly in the types Spark takes,
     :func:`kcodec.spark._types.spark_arrow_type` of it, as the column function returns).
+    ``fields``: dotted paths of the fields to return (:func:`project_type`); the C
+    decoder then builds only the top-level fields of each message they need (every row is
+    still decoded and checked).
 
     Known record types at a known value version (and tombstones) are decoded by the C
     bulk decoder, one pass per (type, version) over the whole batch, each reading only its
@@ -545,7 +701,7 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types
     combined where several types share one (``group``).  Type 0 (0.8.2; its values switch
     schema), unknown types, version-prefix anomalies and rows the bulk decoder flags take
     :func:`kcodec.offsets.decode_record`, whose answers and error texts are the reference."""
-    out = _offsets_out(_selected(record_types), spark)
+    out = _offsets_out(_selected(record_types), spark, fields_option(fields))
     typ, ftypes = out.typ, out.fields
     types = _offsets_record_types()
     key, value = _binary(key), _binary(value)
@@ -565,39 +721,40 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types
         rows = khas & (rtype == rt) & (vnull | ok_v)
         if not rows.any():
             continue
-        kb = _ka.decode(info.key, key, 0, skip=2, select=None if rows.all() else rows)
+        kb = _ka.decode(info.key, key, 0, skip=2, select=None if rows.all() else rows, fields=out.keys[info.key])
         kerr = kb.column(ERROR)
         if kerr.null_count < n:
             rows &= ~_valid(kerr)
         vf = info.value if info.value in ftypes else None
+        vkeep = out.values[info.value]
         vals: List[pa.Array] = []
         has_value = rows & ~vnull
         for v in _present(vver, has_value):
             sel = has_value & (vver == v)
-            vb = _ka.decode(info.value, value, v, skip=2, select=None if sel.all() else sel)
+            vk, vt = _version_keep(info.value, v, vkeep)
+            vb = _ka.decode(info.value, value, v, skip=2, select=None if sel.all() else sel, fields=vk)
             verr = vb.column(ERROR)
             if verr.null_count < n:
                 e = _valid(verr)
                 rows &= ~e
                 sel &= ~e
-            if vf is None:
-                continue                # decoded to check it; the bytes go to raw_value
-            vals.append(shape_columns(vb, shaper(_ka.arrow_type(info.value, v), ftypes[vf]), sel))
-            if vf == "GroupMetadataValue" and out.members is not None:
+            if info.value == "GroupMetadataValue" and out.members is not None:
                 mem, mbad = _members(vb, out.members)
                 rows &= ~mbad           # an embedded payload needs Kafka's exact reader rules
-                pieces.setdefault("members", []).append(mem)
+                mt = ftypes["members"]
+                pieces.setdefault("members", []).append(
+                    shape(mem, shaper(out.members.typ, mt)) if mt is not out.members.typ else mem)
+            if vf is None:
+                continue                # decoded to check it; the bytes go to raw_value
+            vals.append(shape_columns(vb, shaper(vt, ftypes[vf]), sel))
         if vf is not None and vals:
             pieces.setdefault(vf, []).append(_coalesce(vals, n, ftypes[vf], ()))
-        elif vf is None:
-            raw |= rows & ~vnull
+        elif info.value not in out.full_names:
+            raw |= rows & ~vnull        # (a projection leaves raw_value as the full result has it)
         good |= rows
-        knames = kb.schema.names
-        for f in knames:
-            if f == ERROR:
-                continue
-            pieces.setdefault("group" if f in _GROUP_KEYS else f if f in _TOP_KEYS else "key." + f,
-                              []).append(kb.column(f))
+        for f in kb.schema.names:
+            if f != ERROR:
+                pieces.setdefault(_result_name(f), []).append(kb.column(f))
     cols: Dict[str, pa.Array] = {}
     for f in typ:
         if f.name == "key":
@@ -607,20 +764,201 @@ def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types
             cols["key"] = pa.StructArray.from_arrays(kids, fields=list(kt), mask=_ka.from_numpy(~good))
         elif f.name in pieces:
             cols[f.name] = _coalesce(pieces[f.name], n, f.type, (id(typ), f.name))
-    cols["record_type"] = _with_nulls(_ka.from_numpy(rtype), good)
-    cols["value_version"] = _with_nulls(_ka.from_numpy(vver), good & ~vnull)
-    cols["tombstone"] = _with_nulls(_ka.from_numpy(vnull), good)
-    no = _with_nulls(_ka.from_numpy(np.zeros(n, bool)), good)
-    cols["unknown"] = cols["newer_than_known"] = no
-    if raw.any():
+    if "record_type" in ftypes:
+        cols["record_type"] = _with_nulls(_ka.from_numpy(rtype), good)
+    if "value_version" in ftypes:
+        cols["value_version"] = _with_nulls(_ka.from_numpy(vver), good & ~vnull)
+    if "tombstone" in ftypes:
+        cols["tombstone"] = _with_nulls(_ka.from_numpy(vnull), good)
+    if "unknown" in ftypes or "newer_than_known" in ftypes:
+        no = _with_nulls(_ka.from_numpy(np.zeros(n, bool)), good)
+        cols["unknown"] = cols["newer_than_known"] = no
+    if raw.any() and "raw_value" in ftypes:
         cols["raw_value"] = pa.compute.if_else(_ka.from_numpy(raw), value.cast(pa.binary()),
                                                pa.scalar(None, pa.binary()))
     # a row null in both key and value stays null (not an error)
     sidx = np.flatnonzero(~good & ~(knull & vnull))
     rows_py: List[Dict[str, Any]] = []
     for i in sidx.tolist():
-        rows_py.append(_offsets_row(decode_record(key[i].as_py(), value[i].as_py(), errors="report"), typ))
-    return _finish(typ, cols, n, sidx, rows_py, mode, "__consumer_offsets record", key, value)
+        rows_py.append(_offsets_row(decode_record(key[i].as_py(), value[i].as_py(), errors="report"), out.full))
+    return _finish(typ, cols, n, sidx, rows_py, mode, "__consumer_offsets record", key, value,
+                   row_type=out.full)
+
+
+# --------------------------------------------------------------------------- __cluster_metadata
+
+def _metadata_names() -> Dict[int, str]:
+    from kcodec.kraft.records import RECORD_TYPES
+    return RECORD_TYPES
+
+
+@functools.lru_cache(maxsize=None)
+def _metadata_value_types() -> Dict[str, pa.StructType]:
+    """Spec name -> the union of its versions' Arrow types, by API key."""
+    out: Dict[str, pa.StructType] = {}
+    for _, name in sorted(_metadata_names().items()):
+        vv = kcodec.spec(name).valid_versions
+        out[name] = union_type([_ka.arrow_type(name, v) for v in range(vv.highest, vv.lowest - 1, -1)])
+    return out
+
+
+def metadata_selected(names: Any) -> Tuple[str, ...]:
+    """``record_types`` of :func:`metadata_type` as the tuple of spec names it selects, by
+    API key (checked)."""
+    return _metadata_selected(names if names is None or isinstance(names, (str, tuple)) else tuple(names))
+
+
+@functools.lru_cache(maxsize=256)
+def _metadata_selected(names: Any) -> Tuple[str, ...]:
+    by_name = {name: api for api, name in _metadata_names().items()}
+    if names is None or (isinstance(names, str) and names.lower() == ALL):
+        names = tuple(by_name)
+    elif isinstance(names, str):
+        names = (names,)
+    unknown = sorted(set(names) - set(by_name))
+    if unknown:
+        raise ValueError(f"unknown metadata record types {unknown}; known: {sorted(by_name)} (or {ALL!r})")
+    return tuple(sorted(set(names), key=by_name.__getitem__))
+
+
+def metadata_type(record_types: Any = None) -> pa.StructType:
+    """Arrow type of :func:`decode_metadata`, in this order: ``api_key`` (int16, the
+    frame's record type), ``record_type`` (its spec name, ``"PartitionChangeRecord"``;
+    null for a type the 4.1.1 specs do not have), ``version`` (the record's version),
+    ``unknown`` (an API key kcodec does not know: the row is data, not an error),
+    ``newer_than_known`` (a version above the newest known, decoded with the newest
+    layout as Kafka does), one struct per selected record type (``TopicRecord``,
+    ``PartitionRecord``, ...: the fields of all its versions, set on the rows of that
+    type), ``raw_value`` (the value bytes of a row in no struct here: a type not
+    selected, an unknown type, a value that did not decode) and ``_error``.
+    ``record_types``: spec names, one name, or ``"all"`` (default)."""
+    return _metadata_type(metadata_selected(record_types))
+
+
+@functools.lru_cache(maxsize=None)
+def _metadata_type(names: Tuple[str, ...]) -> pa.StructType:
+    values = _metadata_value_types()
+    fields: List[Any] = [("api_key", pa.int16()), ("record_type", pa.string()), ("version", pa.int16()),
+                         ("unknown", pa.bool_()), ("newer_than_known", pa.bool_())]
+    fields += [(name, values[name]) for name in names]
+    fields += [("raw_value", pa.binary()), (ERROR, pa.string())]
+    return pa.struct(fields)
+
+
+@functools.lru_cache(maxsize=None)
+def _metadata_name_table() -> pa.Array:
+    """Spec name by API key 0-127 (null where none), to take the rows' names from."""
+    names = _metadata_names()
+    return pa.array([names.get(i) for i in range(128)], pa.string())
+
+
+def _metadata_row(rec: Any, typ: pa.StructType) -> Dict[str, Any]:
+    """One :class:`kcodec.kraft.MetadataRecord` as a row of ``typ`` (a :func:`metadata_type`)."""
+    d: Dict[str, Any] = {"api_key": rec.api_key, "record_type": rec.type, "version": rec.version,
+                         "unknown": rec.status == "unknown_type", "newer_than_known": rec.status == "newer_version",
+                         ERROR: rec.error if rec.status == "error" else None}
+    if rec.ok and rec.type in typ.names:
+        d[rec.type] = _py(rec.value)
+    else:
+        d["raw_value"] = bytes(rec.raw)
+    return d
+
+
+class _MetaOut(NamedTuple):
+    typ: pa.StructType
+    full: pa.StructType
+    fields: Dict[str, pa.DataType]
+    values: Dict[str, Optional[Tuple[str, ...]]]    # spec name -> top-level fields kept (() : checked only)
+    full_names: frozenset
+
+
+@functools.lru_cache(maxsize=None)
+def _metadata_out(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]]) -> _MetaOut:
+    full, typ, ftypes = _result_types(_metadata_type(names), spark, fields)
+    values: Dict[str, Optional[Tuple[str, ...]]] = {}
+    for name in _metadata_names().values():
+        values[name] = () if name not in ftypes else None if fields is None else _top_fields(ftypes[name])
+    return _MetaOut(typ, full, ftypes, values, frozenset(full.names))
+
+
+def decode_metadata(values: Any, *, mode: str = PERMISSIVE, record_types: Any = None, fields: Any = None,
+                    spark: bool = False) -> pa.StructArray:
+    """Decode ``__cluster_metadata`` record values (the MetadataRecordSerde frame: varint
+    frame version, API key, version, then the record) into :func:`metadata_type` rows
+    (``record_types``, ``fields`` and ``spark`` as for :func:`decode_offsets`).
+
+    Rows with the common 3-byte frame head (frame version 1, one-byte API key and
+    version) are decoded by the C bulk decoder, one pass per (type, version) reading its
+    own rows in place; other heads, versions below the spec's and rows the bulk decoder
+    flags take :func:`kcodec.kraft.read_record`, whose answers and error texts are the
+    reference.  A null value gives a null row."""
+    from kcodec.kraft.records import read_record
+    out = _metadata_out(metadata_selected(record_types), spark, fields_option(fields))
+    typ, ftypes = out.typ, out.fields
+    names = _metadata_names()
+    values = _binary(values)
+    n = len(values)
+    heads, have, isnull = _heads(values, 3)
+    if n:
+        h0, api, ver = heads[:, 0], heads[:, 1].astype(np.int16), heads[:, 2].astype(np.int16)
+        fast = (have == 3) & (h0 == 1) & (api < 0x80) & (ver < 0x80)
+    else:
+        api = ver = np.zeros(0, np.int16)
+        fast = np.zeros(0, bool)
+    good = np.zeros(n, bool)
+    raw = np.zeros(n, bool)
+    unknown = np.zeros(n, bool)
+    newer = np.zeros(n, bool)
+    pieces: Dict[str, pa.Array] = {}
+    for a in _present(api, fast):
+        name = names.get(a)
+        rows = fast & (api == a)
+        if name is None:                # a type these specs lack: data, not an error
+            unknown |= rows
+            raw |= rows
+            good |= rows
+            continue
+        vv = kcodec.spec(name).valid_versions
+        vf = name if name in ftypes else None
+        vals: List[pa.Array] = []
+        for v in _present(ver, rows):
+            if v < vv.lowest:
+                continue                # the exact path says why
+            sel = rows & (ver == v)
+            later = "latest" if v > vv.highest else "error"
+            vk, vt = _version_keep(name, v, out.values[name], later)
+            vb = _ka.decode(name, values, v, newer=later, skip=3, select=None if sel.all() else sel, fields=vk)
+            err = vb.column(ERROR)
+            if err.null_count < n:
+                sel &= ~_valid(err)
+            if later == "latest":
+                newer |= sel
+            good |= sel
+            if vf is None:
+                if name not in out.full_names:
+                    raw |= sel
+            else:
+                vals.append(shape_columns(vb, shaper(vt, ftypes[vf]), sel))
+        if vals:
+            pieces[vf] = _coalesce(vals, n, ftypes[vf], ())      # type: ignore[index]
+    cols: Dict[str, pa.Array] = dict(pieces)
+    if "api_key" in ftypes:
+        cols["api_key"] = _with_nulls(_ka.from_numpy(api), good)
+    if "version" in ftypes:
+        cols["version"] = _with_nulls(_ka.from_numpy(ver), good)
+    if "record_type" in ftypes and good.any():
+        idx = _with_nulls(_ka.from_numpy(np.minimum(api, 127).astype(np.int16)), good & ~unknown)
+        cols["record_type"] = _metadata_name_table().take(idx)
+    if "unknown" in ftypes:
+        cols["unknown"] = _with_nulls(_ka.from_numpy(unknown), good)
+    if "newer_than_known" in ftypes:
+        cols["newer_than_known"] = _with_nulls(_ka.from_numpy(newer), good)
+    if "raw_value" in ftypes and raw.any():
+        cols["raw_value"] = pa.compute.if_else(_ka.from_numpy(raw), values.cast(pa.binary()),
+                                               pa.scalar(None, pa.binary()))
+    sidx = np.flatnonzero(~good & ~isnull)
+    rows_py = [_metadata_row(read_record(values[i].as_py()), out.full) for i in sidx.tolist()]
+    return _finish(typ, cols, n, sidx, rows_py, mode, "__cluster_metadata record", values, row_type=out.full)
 
 
 def _present(prefix: np.ndarray, rows: np.ndarray) -> List[int]:
@@ -641,3 +979,263 @@ def _present(prefix: np.ndarray, rows: np.ndarray) -> List[int]:
 def spark_ready(arr: pa.Array) -> pa.Array:
     """:func:`kcodec.spark._types.for_spark` (re-exported for the UDF wrappers)."""
     return for_spark(arr)
+
+
+# --------------------------------------------------------------------------- Kafka Streams user data
+
+_TASK = pa.struct([("subtopology", pa.int32()), ("partition", pa.int32()), ("topology_name", pa.string())])
+_TP = pa.struct([("topic", pa.string()), ("partition", pa.int32())])
+_HOSTS = pa.list_(pa.struct([("host", pa.string()), ("port", pa.int32()), ("partitions", pa.list_(_TP))]))
+_STREAMS_TYPES = {
+    "subscription": pa.struct([
+        ("version", pa.int32()), ("latest_supported_version", pa.int32()), ("process_id", pa.string()),
+        ("user_end_point", pa.string()),
+        ("task_offset_sums", pa.list_(pa.struct(list(_TASK) + [pa.field("offset_sum", pa.int64())]))),
+        ("prev_tasks", pa.list_(_TASK)), ("standby_tasks", pa.list_(_TASK)),
+        ("unique_field", pa.int8()), ("error_code", pa.int32()),
+        ("client_tags", pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))),
+        ("future", pa.bool_()), (ERROR, pa.string())]),
+    "assignment": pa.struct([
+        ("version", pa.int32()), ("commonly_supported_version", pa.int32()), ("active_tasks", pa.list_(_TASK)),
+        ("standby_tasks", pa.list_(pa.struct([("task", _TASK), ("partitions", pa.list_(_TP))]))),
+        ("partitions_by_host", _HOSTS), ("standby_partitions_by_host", _HOSTS),
+        ("error_code", pa.int32()), ("next_rebalance_ms", pa.int64()), (ERROR, pa.string())]),
+}
+
+
+def streams_type(kind: str) -> pa.StructType:
+    """Arrow type of :func:`decode_streams` for ``kind`` ``"subscription"`` (Streams'
+    SubscriptionInfo) or ``"assignment"`` (AssignmentInfo)."""
+    t = _STREAMS_TYPES.get(kind)
+    if t is None:
+        raise ValueError(f"kind must be 'subscription' or 'assignment', not {kind!r}")
+    return t
+
+
+def _task(t: Any) -> Dict[str, Any]:
+    return {"subtopology": t.subtopology, "partition": t.partition, "topology_name": t.topology_name}
+
+
+def _tps(tps: Any) -> List[Dict[str, Any]]:
+    return [{"topic": tp.topic, "partition": tp.partition} for tp in tps]
+
+
+def _hosts(m: Any) -> List[Dict[str, Any]]:
+    return [{"host": h.host, "port": h.port, "partitions": _tps(tps)} for h, tps in m.items()]
+
+
+def streams_row(info: Any) -> Dict[str, Any]:
+    """A :class:`kcodec.streams.SubscriptionInfo` or ``AssignmentInfo`` as a row of
+    :func:`streams_type` (wire order kept, as kcodec.streams keeps it)."""
+    from kcodec.streams import LATEST_OFFSET, SubscriptionInfo
+    if isinstance(info, SubscriptionInfo):
+        return {"version": info.version, "latest_supported_version": info.latest_supported_version,
+                "process_id": None if info.future else str(info.process_id),
+                "user_end_point": info.user_end_point,
+                "task_offset_sums": [dict(_task(t), offset_sum=s) for t, s in info.task_offset_sums.items()],
+                "prev_tasks": [_task(t) for t, s in info.task_offset_sums.items() if s == LATEST_OFFSET],
+                "standby_tasks": [_task(t) for t, s in info.task_offset_sums.items() if s != LATEST_OFFSET],
+                "unique_field": info.unique_field, "error_code": info.error_code,
+                "client_tags": [{"key": k, "value": v} for k, v in info.client_tags.items()],
+                "future": info.future}
+    return {"version": info.version, "commonly_supported_version": info.commonly_supported_version,
+            "active_tasks": [_task(t) for t in info.active_tasks],
+            "standby_tasks": [{"task": _task(t), "partitions": _tps(tps)} for t, tps in info.standby_tasks.items()],
+            "partitions_by_host": _hosts(info.partitions_by_host),
+            "standby_partitions_by_host": _hosts(info.standby_partitions_by_host),
+            "error_code": info.error_code, "next_rebalance_ms": info.next_rebalance_ms}
+
+
+_HEX = np.frombuffer(b"".join(b"%02x" % i for i in range(256)), np.uint8).reshape(256, 2)
+_UUID_DIGITS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+
+
+def _uuid_text(col: pa.Array) -> pa.Array:
+    """A null-free ``fixed_size_binary(16)`` column as UUID text (``str(uuid.UUID)``)."""
+    m = len(col)
+    raw = np.frombuffer(col.buffers()[1], np.uint8)[col.offset * 16:(col.offset + m) * 16].reshape(m, 16)
+    out = np.full((m, 36), ord("-"), np.uint8)
+    out[:, _UUID_DIGITS] = _HEX[raw].reshape(m, 32)
+    offs = np.arange(0, 36 * (m + 1), 36, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(offs), pa.py_buffer(out.tobytes())])
+
+
+def _list_of(offsets: np.ndarray, items: pa.StructArray) -> pa.Array:
+    return pa.ListArray.from_arrays(_ka.from_numpy(offsets.astype(np.int32)), items)
+
+
+def _subscription_rows(b: pa.RecordBatch, v: int) -> pa.StructArray:
+    """Rows of one SubscriptionInfoData version (a batch without null rows) as
+    :func:`streams_type` ("subscription") rows, the Kafka view kcodec.streams gives:
+    v1-v6's previous active and standby tasks become offset sums -2 and -3, v7-v9's
+    per-subtopology map is flattened, fields a version lacks take Kafka's defaults."""
+    from kcodec.streams import LATEST_OFFSET, UNKNOWN, UNKNOWN_OFFSET_SUM
+    m = b.num_rows
+    col = b.column
+
+    def const(x: int, dtype: Any) -> pa.Array:
+        return _ka.from_numpy(np.full(m, x, dtype))
+
+    def offsets(lst: pa.Array) -> np.ndarray:
+        return np.frombuffer(lst.buffers()[1], np.int32)[lst.offset:lst.offset + m + 1]
+
+    if v < 7:           # tasks run as active, then standby tasks: their offset sums are implied
+        prev, standby = col("prevTasks"), col("standbyTasks")
+        po, so = offsets(prev), offsets(standby)
+        lp, ls = np.diff(po), np.diff(so)
+        lens = lp + ls
+        row = np.repeat(np.arange(m), lens)
+        start = np.concatenate(([0], np.cumsum(lens)))
+        k = np.arange(int(start[-1])) - start[row]
+        is_prev = k < lp[row]
+        take_p = np.where(is_prev, po[row] + k, 0)
+        take_s = np.where(is_prev, 0, so[row] + k - lp[row])
+        pv, sv = prev.values, standby.values
+
+        def pick(name: str) -> np.ndarray:       # (a one-zero stand-in for an empty side)
+            a = _ka.to_numpy(pv.field(name)) if len(pv) else np.zeros(1, np.int32)
+            c = _ka.to_numpy(sv.field(name)) if len(sv) else np.zeros(1, np.int32)
+            return np.where(is_prev, a[take_p], c[take_s]).astype(np.int32)
+        sub, part = pick("topicGroupId"), pick("partition")
+        sums = np.where(is_prev, LATEST_OFFSET, UNKNOWN_OFFSET_SUM).astype(np.int64)
+        names = pa.nulls(len(sub), pa.string())
+    else:
+        tos = col("taskOffsetSums")
+        to = offsets(tos)
+        groups = tos.values
+        if v < 10:      # subtopology -> [(partition, offset sum)]
+            inner = groups.field("partitionToOffsetSum")
+            io = np.frombuffer(inner.buffers()[1], np.int32)[inner.offset:inner.offset + len(inner) + 1]
+            item_group = np.repeat(_ka.to_numpy(groups.field("topicGroupId")), np.diff(io))
+            lo, hi = int(io[to[0]]), int(io[to[-1]])
+            items = inner.values.slice(lo, hi - lo)
+            rel = io - io[0]
+            sub = item_group[lo - io[0]:hi - io[0]]
+            part = _ka.to_numpy(items.field("partition"))
+            sums = _ka.to_numpy(items.field("offsetSum"))
+            start = rel[to] - (lo - io[0])
+            names = pa.nulls(len(sub), pa.string())
+        else:
+            lo, hi = int(to[0]), int(to[-1])
+            g = groups.slice(lo, hi - lo)
+            sub, part = _ka.to_numpy(g.field("topicGroupId")), _ka.to_numpy(g.field("partition"))
+            sums, names = _ka.to_numpy(g.field("offsetSum")), g.field("namedTopology")
+            start = to - lo
+        lens = np.diff(start)
+        row = np.repeat(np.arange(m), lens)
+    sub_a, part_a, sums_a = _ka.from_numpy(np.ascontiguousarray(sub, np.int32)), \
+        _ka.from_numpy(np.ascontiguousarray(part, np.int32)), _ka.from_numpy(np.ascontiguousarray(sums, np.int64))
+    t = streams_type("subscription")
+    sums_t = t.field("task_offset_sums").type
+    flat = pa.StructArray.from_arrays([sub_a, part_a, names, sums_a], fields=list(sums_t.value_type))
+    active = np.asarray(sums) == LATEST_OFFSET
+    task_fields = list(t.field("prev_tasks").type.value_type)
+
+    def tasks(mask: np.ndarray) -> pa.Array:
+        idx = _ka.from_numpy(np.flatnonzero(mask))
+        items = pa.StructArray.from_arrays([sub_a.take(idx), part_a.take(idx), names.take(idx)], fields=task_fields)
+        per = np.bincount(row[mask], minlength=m) if m else np.zeros(0, np.int64)
+        return _list_of(np.concatenate(([0], np.cumsum(per))), items)
+    end_point = col("userEndPoint") if v >= 2 else pa.nulls(m, pa.binary())
+    end_point = pa.compute.if_else(pa.compute.equal(pa.compute.binary_length(end_point), 0),
+                                   pa.scalar(None, pa.binary()), end_point).cast(pa.string())
+    if v >= 11:
+        tags = col("clientTags")
+        tv = tags.values
+        tag_items = pa.StructArray.from_arrays([tv.field("key").cast(pa.string()), tv.field("value").cast(pa.string())],
+                                               fields=list(t.field("client_tags").type.value_type))
+        client_tags = pa.ListArray.from_arrays(tags.offsets, tag_items)
+    else:
+        client_tags = _list_of(np.zeros(m + 1, np.int32),
+                               pa.array([], t.field("client_tags").type.value_type))
+    kids = [const(v, np.int32),
+            col("latestSupportedVersion") if v >= 3 else const(UNKNOWN, np.int32),
+            _uuid_text(col("processId")), end_point,
+            _list_of(np.concatenate(([0], np.cumsum(lens))), flat), tasks(active), tasks(~active),
+            col("uniqueField") if v >= 8 else const(0, np.int8),
+            col("errorCode") if v >= 9 else const(0, np.int32), client_tags,
+            _ka.from_numpy(np.zeros(m, bool)), pa.nulls(m, pa.string())]
+    return pa.StructArray.from_arrays(kids, fields=list(t))
+
+
+def _subscriptions_bulk(values: pa.Array) -> Tuple[List[Tuple[np.ndarray, pa.Array]], np.ndarray]:
+    """The rows of SubscriptionInfo v1-v11 the C bulk decoder reads (one pass per version,
+    each reading its own rows in place): ``(rows, struct rows)`` per version, and which
+    rows it took."""
+    heads, have, _ = _heads(values, 4)
+    n = len(values)
+    ver = heads.view(">i4").reshape(-1).astype(np.int32) if n else np.zeros(0, np.int32)
+    ok = (have == 4) & (ver >= 1) & (ver <= 11)
+    parts: List[Tuple[np.ndarray, pa.Array]] = []
+    took = np.zeros(n, bool)
+    for v in _present(ver, ok):
+        sel = ok & (ver == v)
+        b = _ka.decode("SubscriptionInfoData", values, v, select=None if sel.all() else sel)
+        err = b.column(ERROR)
+        if err.null_count < n:
+            sel &= ~_valid(err)
+        idx = np.flatnonzero(sel)
+        if not len(idx):
+            continue
+        try:
+            rows = _subscription_rows(b.take(_ka.from_numpy(idx)), v)
+        except pa.ArrowInvalid:         # e.g. bytes that are not UTF-8: the exact path decides
+            continue
+        parts.append((idx, rows))
+        took[idx] = True
+    return parts, took
+
+
+def decode_streams(values: Any, kind: str, *, mode: str = PERMISSIVE) -> pa.StructArray:
+    """Decode Kafka Streams user data (``kind``: ``"subscription"`` or ``"assignment"``)
+    as :func:`kcodec.streams.decode_subscription` / ``decode_assignment`` do.
+
+    SubscriptionInfo v1-v11 is the generated ``SubscriptionInfoData``: the C bulk decoder
+    reads it, one pass per version, and its columns are turned into Kafka's view with
+    NumPy (no object per row).  AssignmentInfo is Kafka's hand-written format (no spec
+    for the engine) and is decoded row by row by kcodec.streams, as are subscriptions the
+    bulk path leaves (newer versions, errors, trailing bytes): user data is one value per
+    member per rebalance, not a log's worth.  Identical values (a leader's repeated
+    assignments) are decoded once."""
+    from kcodec.streams import decode_assignment, decode_subscription
+    typ = streams_type(kind)
+    values = _binary(values)
+    n = len(values)
+    parts: List[Tuple[np.ndarray, pa.Array]] = []
+    took = np.zeros(n, bool)
+    if kind == "subscription":
+        parts, took = _subscriptions_bulk(values)
+        dec: Any = decode_subscription
+    else:
+        dec = decode_assignment
+    slow = np.flatnonzero(~took & _valid(values))
+    rows: List[Dict[str, Any]] = []
+    seen: Dict[bytes, Dict[str, Any]] = {}
+    for i in slow.tolist():
+        b = values[i].as_py()
+        got = seen.get(b)
+        if got is None:
+            try:
+                got = streams_row(dec(b))
+            except KcodecError as e:
+                got = {ERROR: f"Streams {kind} user data: {e}"}
+            if len(seen) < 4096:
+                seen[b] = got
+        rows.append(got)
+    if len(slow):
+        parts.append((slow, pa.array(rows, typ)))
+    pos = np.full(n, -1, np.int64)
+    base = 0
+    for idx, arr in parts:
+        pos[idx] = base + np.arange(len(idx))
+        base += len(idx)
+    if not parts:
+        out = nulls(n, typ)
+    else:
+        whole = pa.concat_arrays([arr for _, arr in parts]) if len(parts) > 1 else parts[0][1]
+        out = whole.take(_with_nulls(_ka.from_numpy(np.maximum(pos, 0)), pos >= 0))
+    if mode == FAILFAST:
+        err = out.field(ERROR)
+        if err.null_count < n:
+            _fail(f"Streams {kind}", np.flatnonzero(_valid(err)), err, values)
+    return out
