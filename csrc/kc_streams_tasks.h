@@ -41,6 +41,12 @@
 #define KC_FLOW_ESOURCE (-5)        /* the source has incoming edges */
 #define KC_FLOW_ECONSERVE (-6)      /* a node's in-flow differs from its out-flow */
 #define KC_FLOW_EBALANCE (-7)       /* the source's out-flow differs from the sink's in-flow */
+#define KC_FLOW_ECOST (-8)          /* an edge cost of INT32_MIN: Java's cost * -1 wraps to itself and
+                                     * Kafka's cycle cancelling never ends (*bad_node: the edge index) */
+#define KC_FLOW_ERANGE (-9)         /* sum |cost| x capacity over the edges overflows 64 bits */
+#define KC_RACK_ECOST (-10)         /* traffic_cost x partitions (+ non_overlap_cost) leaves a Java
+                                     * int (Kafka would wrap) or is INT32_MIN */
+#define KC_FLOW_ELIMIT (-11)        /* a solver loop hit its proven bound (a bug, never bad input) */
 
 /* One edge of Kafka's Graph<Integer> (addEdge(u, v, capacity, cost, flow)). */
 typedef struct { int32_t u, v, capacity, cost, flow; } kc_flow_edge;
@@ -84,6 +90,10 @@ typedef struct {
     const int32_t *tag_off;
     const int32_t *tag_ids;
     int32_t n_tag_ids;
+    /* 0 (fast): active graphs solved by primal-dual min-cost flow (csrc/kc_mcf.c), the optimal
+     * cost Kafka reaches, maybe another optimal assignment; 1 (exact): Kafka's cycle
+     * cancelling, Kafka's assignment move for move.  Standby pair graphs are always exact. */
+    int32_t exact;
 } kc_rack_input;
 
 /* optimizeActiveTasks over the tasks flagged in in_list (role: C x T, rows as client_rack);
