@@ -8,7 +8,13 @@
  * id, strict relaxation, and the node relaxed first in the last of |nodes| passes.  This file
  * keeps that order; only the passes after one that relaxes nothing are skipped, which cannot
  * change the outcome.  Node ids are Kafka's: source -1, tasks 0.., client nodes after them,
- * sink last (see the graph builders below). */
+ * sink last (see the graph builders below).
+ *
+ * Active graphs have two modes (kc_rack_input.exact): exact runs the search above (min_traffic
+ * on the graph's structure, exact_min_traffic; balance_subtopology on the generic graph), fast
+ * solves the same min-cost flow by primal-dual on a compressed graph (fast_solve, kc_mcf.c):
+ * Kafka's optimal cost, maybe another assignment of that cost.  Costs Kafka would wrap or could
+ * not negate (INT32_MIN) are refused, and every loop has a proven bound. */
 #include "kc_streams_tasks.h"
 #include "kc_mcf.h"
 

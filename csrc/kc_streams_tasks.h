@@ -58,8 +58,9 @@ typedef struct { int32_t u, v, capacity, cost, flow; } kc_flow_edge;
 int kc_streams_min_cost_flow(kc_flow_edge *edges, int32_t n_edges, int32_t has_source, int32_t source,
                              int32_t has_sink, int32_t sink, int64_t *cost, int32_t *bad_node);
 
-/* Testing: 1 = scan every edge in every Bellman-Ford pass exactly as Kafka does; 0 (default) =
- * skip nodes whose distance has not changed since their last scan (same result, faster). */
+/* Testing: 1 = scan every edge in every Bellman-Ford pass exactly as Kafka does, on the generic
+ * graph (exact min_traffic too); 0 (default) = skip nodes whose distance has not changed since
+ * their last scan, and exact min_traffic on the graph's structure (same result, faster). */
 void kc_streams_rack_full_scan(int on);
 
 /* Graph.calculateMaxFlow (Ford-Fulkerson, breadth-first in edge order), flows in place. */
