@@ -3,6 +3,7 @@ with the values those tests assert, canEnableRackAwareAssignor's conditions, the
 HighAvailabilityTaskAssignor and LegacyStickyTaskAssignor, random invariants and bad input."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import uuid
@@ -452,13 +453,16 @@ def test_leader_takes_client_racks_from_consumer_rack_ids():
     a, b = uuid.UUID(int=1), uuid.UUID(int=2)
     members = {"a-1": (a, "r0"), "a-2": (a, "r0"), "b-1": (b, "r1")}
     for assignor in ("ha", "sticky"):
-        res = assign_group(_rack_subs(members), topo, cfg, assignor=assignor)
-        assert res.tasks.rack_aware
-        # a (two threads) gets 4 tasks, b 2; every task b runs reads from its own rack r1
-        assert all(t.partition % 2 == 1 for t in res.tasks.active[b])
+        for mode in ("fast", "exact"):
+            res = assign_group(_rack_subs(members), topo, dataclasses.replace(cfg, rack_aware_assignment_mode=mode),
+                               assignor=assignor)
+            assert res.tasks.rack_aware and res.tasks.rack_aware_mode == mode   # the leader says which solver ran
+            # a (two threads) gets 4 tasks, b 2; every task b runs reads from its own rack r1
+            assert all(t.partition % 2 == 1 for t in res.tasks.active[b])
     # two consumers of one process on different racks: Kafka turns the optimisation off
     split = {"a-1": (a, "r0"), "a-2": (a, "r1"), "b-1": (b, "r1")}
     assert not assign_group(_rack_subs(split), topo, cfg).tasks.rack_aware
+    assert assign_group(_rack_subs(split), topo, cfg).tasks.rack_aware_mode is None
     assert not assign_group(_rack_subs(members), topo, cfg, assignor="fallback").tasks.rack_aware
 
 
