@@ -137,6 +137,7 @@ int kc_mcf_solve(kc_mcf *g, int32_t s, int32_t t, int64_t required, int64_t *sen
         if (pi[v] == INF64) pi[v] = 0;   /* unreachable now, and so for ever */
 
     while (flow < required) {
+        const int64_t before = flow;   /* each phase sends >= 1 unit: at most `required` phases */
         /* Dijkstra on reduced costs */
         for (int32_t v = 0; v < n; v++) dist[v] = INF64;
         int64_t hn = 0;
@@ -208,6 +209,7 @@ int kc_mcf_solve(kc_mcf *g, int32_t s, int32_t t, int64_t required, int64_t *sen
             }
             if (flow >= required) break;
         }
+        if (flow == before) { rc = KC_MCF_ELIMIT; goto out; }   /* cannot happen: a shortest path is admissible */
     }
 done:
     if (cost) {

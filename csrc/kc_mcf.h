@@ -20,8 +20,8 @@ void kc_mcf_free(kc_mcf *g);
  * cost INT32_MIN, full). */
 int64_t kc_mcf_add(kc_mcf *g, int32_t u, int32_t v, int32_t cap, int32_t cost);
 /* Send up to `required` units from s to t at minimum cost.  *sent = units sent, *cost = their
- * cost.  Returns 0, KC_MCF_ENOMEM, KC_MCF_ENEGCYCLE (a negative cycle reachable from s) or
- * KC_MCF_EINVAL. */
+ * cost.  Returns 0, KC_MCF_ENOMEM, KC_MCF_ENEGCYCLE (a negative cycle reachable from s),
+ * KC_MCF_ELIMIT or KC_MCF_EINVAL. */
 int kc_mcf_solve(kc_mcf *g, int32_t s, int32_t t, int64_t required, int64_t *sent, int64_t *cost);
 /* Flow on edge i (its index from kc_mcf_add) after solving. */
 int32_t kc_mcf_flow(const kc_mcf *g, int64_t i);
@@ -29,5 +29,6 @@ int32_t kc_mcf_flow(const kc_mcf *g, int64_t i);
 #define KC_MCF_EINVAL (-1)
 #define KC_MCF_ENOMEM (-2)
 #define KC_MCF_ENEGCYCLE (-3)
+#define KC_MCF_ELIMIT (-4)   /* a phase sent nothing: a bug, never bad input */
 
 #endif

@@ -831,7 +831,10 @@ static int fast_solve(const tproblem *p, const int32_t *grp, int32_t G, int bala
     for (int32_t j = 0; j < k; j++) ADD(balance ? C20 + j : CN0 + j * G, SNK, p->orig[j], 0);
 #undef ADD
     int64_t sent = 0;
-    if ((rc = kc_mcf_solve(g, SRC, SNK, m, &sent, NULL))) { rc = rc == KC_MCF_ENOMEM ? KC_STREAMS_ENOMEM : KC_STREAMS_EINVAL; goto out; }
+    if ((rc = kc_mcf_solve(g, SRC, SNK, m, &sent, NULL))) {
+        rc = rc == KC_MCF_ENOMEM ? KC_STREAMS_ENOMEM : rc == KC_MCF_ELIMIT ? KC_FLOW_ELIMIT : KC_STREAMS_EINVAL;
+        goto out;
+    }
     if (sent != m) { rc = KC_STREAMS_EINVAL; goto out; }   /* Kafka: the max flow misses tasks */
     /* read the assignment back: each class keeps its first tasks, sends the rest to pools, and
      * each pool hands its tasks to the rack's clients in ProcessId order */
