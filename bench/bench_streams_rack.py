@@ -199,7 +199,8 @@ def bench(sizes, limit: float, out_path: Optional[str]) -> None:
                         r["digest"] = digest(assign)
                 r["load"] = load
                 res[name] = r
-                state = "stopped" if r["stopped"] else f"{r.get('solve', float('nan')):.3f}s"
+                state = ("skipped" if r.get("skipped") else "stopped" if r["stopped"]
+                         else f"{r['solve']:.3f}s" if "solve" in r else "failed")
                 if r.get("digest"):
                     state += f" digest {r['digest']}"
                 print(f"{tasks}x{clients} {name}: solve {state} process {r['cpu']:.2f}s CPU "
