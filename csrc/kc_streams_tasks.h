@@ -41,6 +41,12 @@
 #define KC_FLOW_ESOURCE (-5)        /* the source has incoming edges */
 #define KC_FLOW_ECONSERVE (-6)      /* a node's in-flow differs from its out-flow */
 #define KC_FLOW_EBALANCE (-7)       /* the source's out-flow differs from the sink's in-flow */
+#define KC_FLOW_ECOST (-8)          /* an edge cost of INT32_MIN: Java's cost * -1 wraps to itself and
+                                     * Kafka's cycle cancelling never ends (*bad_node: the edge index) */
+#define KC_FLOW_ERANGE (-9)         /* sum |cost| x capacity over the edges overflows 64 bits */
+#define KC_RACK_ECOST (-10)         /* traffic_cost x partitions (+ non_overlap_cost) leaves a Java
+                                     * int (Kafka would wrap) or is INT32_MIN */
+#define KC_FLOW_ELIMIT (-11)        /* a solver loop hit its proven bound (a bug, never bad input) */
 
 /* One edge of Kafka's Graph<Integer> (addEdge(u, v, capacity, cost, flow)). */
 typedef struct { int32_t u, v, capacity, cost, flow; } kc_flow_edge;
@@ -52,8 +58,9 @@ typedef struct { int32_t u, v, capacity, cost, flow; } kc_flow_edge;
 int kc_streams_min_cost_flow(kc_flow_edge *edges, int32_t n_edges, int32_t has_source, int32_t source,
                              int32_t has_sink, int32_t sink, int64_t *cost, int32_t *bad_node);
 
-/* Testing: 1 = scan every edge in every Bellman-Ford pass exactly as Kafka does; 0 (default) =
- * skip nodes whose distance has not changed since their last scan (same result, faster). */
+/* Testing: 1 = scan every edge in every Bellman-Ford pass exactly as Kafka does, on the generic
+ * graph (exact min_traffic too); 0 (default) = skip nodes whose distance has not changed since
+ * their last scan, and exact min_traffic on the graph's structure (same result, faster). */
 void kc_streams_rack_full_scan(int on);
 
 /* Graph.calculateMaxFlow (Ford-Fulkerson, breadth-first in edge order), flows in place. */
@@ -84,6 +91,10 @@ typedef struct {
     const int32_t *tag_off;
     const int32_t *tag_ids;
     int32_t n_tag_ids;
+    /* 0 (fast): active graphs solved by primal-dual min-cost flow (csrc/kc_mcf.c), the optimal
+     * cost Kafka reaches, maybe another optimal assignment; 1 (exact): Kafka's cycle
+     * cancelling, Kafka's assignment move for move.  Standby pair graphs are always exact. */
+    int32_t exact;
 } kc_rack_input;
 
 /* optimizeActiveTasks over the tasks flagged in in_list (role: C x T, rows as client_rack);

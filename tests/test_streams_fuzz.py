@@ -9,8 +9,8 @@ from .test_native_fuzz import CC, CSRC, SANITIZE, SECONDS, _compile, _run_fuzzer
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 
-@pytest.mark.parametrize("src", ["kc_streams_ha.c", "kc_streams_sticky.c", "kc_streams_rack.c", "fuzz/fuzz_streams.c",
-                                 "fuzz/fuzz_streams_rack.c"])
+@pytest.mark.parametrize("src", ["kc_streams_ha.c", "kc_streams_sticky.c", "kc_streams_rack.c", "kc_mcf.c",
+                                 "fuzz/fuzz_streams.c", "fuzz/fuzz_streams_rack.c"])
 def test_c99_warning_free(src, tmp_path):
     _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
               "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
@@ -20,8 +20,8 @@ def test_fuzz_streams_asan(tmp_path):
     if not _sanitizer_works(tmp_path):
         pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
     exe = tmp_path / "fuzz_streams"
-    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))]
-             + [str(CSRC / "fuzz" / "fuzz_streams.c"), "-o", str(exe)], tmp_path)
+    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c")]
+             + [str(CSRC / "fuzz" / "fuzz_streams.c"), "-lm", "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, [SECONDS, "1071"], tmp_path)
 
 
@@ -30,6 +30,6 @@ def test_fuzz_streams_rack_asan(tmp_path):
     if not _sanitizer_works(tmp_path):
         pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
     exe = tmp_path / "fuzz_streams_rack"
-    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))]
+    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c")]
              + [str(CSRC / "fuzz" / "fuzz_streams_rack.c"), "-lm", "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, [SECONDS, "925"], tmp_path)

@@ -3,6 +3,7 @@ with the values those tests assert, canEnableRackAwareAssignor's conditions, the
 HighAvailabilityTaskAssignor and LegacyStickyTaskAssignor, random invariants and bad input."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import uuid
@@ -128,43 +129,48 @@ def costs(stateful):
     return dict(traffic_cost=10, non_overlap_cost=1) if stateful else dict(traffic_cost=1, non_overlap_cost=0)
 
 
+@pytest.mark.parametrize("mode", ["exact", "fast"])
 @pytest.mark.parametrize("stateful,strategy", STRATEGIES)
-def test_should_optimize_active_tasks(stateful, strategy):
+def test_should_optimize_active_tasks(stateful, strategy, mode):
     cl = clients(1, 2, 3)
     active = {PID[1]: [T(0, 1), T(1, 1)], PID[2]: [T(1, 0)], PID[3]: [T(0, 0)]}
     assert active_tasks_cost(cl, active, PARTS, costs(stateful)["traffic_cost"]) == (40 if stateful else 4)
-    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, **costs(stateful))
+    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, mode=mode, **costs(stateful))
     assert cost == (4 if stateful else 0)
     assert named(out) == {1: ["0_0", "1_0"], 2: ["1_1"], 3: ["0_1"]}
 
 
+@pytest.mark.parametrize("mode", ["exact", "fast"])
 @pytest.mark.parametrize("stateful,strategy", STRATEGIES)
-def test_should_optimize_active_tasks_with_more_clients(stateful, strategy):
+def test_should_optimize_active_tasks_with_more_clients(stateful, strategy, mode):
     cl = clients(1, 2, 3)
     active = {PID[2]: [T(1, 0)], PID[3]: [T(0, 0)]}
     assert active_tasks_cost(cl, active, PARTS, costs(stateful)["traffic_cost"]) == (20 if stateful else 2)
-    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, **costs(stateful))
+    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, mode=mode, **costs(stateful))
     assert cost == (2 if stateful else 0)
     assert named(out) == {1: [], 2: ["0_0"], 3: ["1_0"]}     # the empty client stays empty
 
     active = {PID[2]: [T(0, 1), T(1, 0)], PID[3]: [T(0, 0)]}
-    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, **costs(stateful))
+    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, mode=mode, **costs(stateful))
     assert cost == (2 if stateful else 0)
     assert named(out) == {1: [], 2: ["0_0", "0_1"], 3: ["1_0"]}
 
 
+@pytest.mark.parametrize("mode", ["exact", "fast"])
 @pytest.mark.parametrize("stateful,strategy", STRATEGIES)
-def test_should_balance_assignment_with_more_cost(stateful, strategy):
+def test_should_balance_assignment_with_more_cost(stateful, strategy, mode):
     cl = clients(2, 5)
     active = {PID[2]: [T(0, 0), T(1, 1)], PID[5]: [T(0, 1)]}
     expected = 10 if stateful else 1
     assert active_tasks_cost(cl, active, PARTS, costs(stateful)["traffic_cost"]) == expected
-    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, **costs(stateful))
+    out, cost = optimize_active_tasks(cl, active, PARTS, strategy=strategy, mode=mode, **costs(stateful))
     assert cost == expected
     if stateful or strategy == "min_traffic":
         assert named(out) == {2: ["0_0", "1_1"], 5: ["0_1"]}
-    else:   # balance_subtopology starts from a max flow, so the tie goes the other way
+    elif mode == "exact":   # balance_subtopology starts from a max flow, so the tie goes the other way
         assert named(out) == {2: ["0_0", "0_1"], 5: ["1_1"]}
+    else:                   # the fast mode reaches the same cost by the other assignment of the tie
+        assert {p: len(ts) for p, ts in named(out).items()} == {2: 2, 5: 1}
 
 
 ACTIVE6 = {PID[1]: [T(0, 0)], PID[2]: [T(0, 1)], PID[3]: [T(1, 0)], PID[4]: [T(1, 1)], PID[6]: [T(0, 2)],
@@ -447,13 +453,16 @@ def test_leader_takes_client_racks_from_consumer_rack_ids():
     a, b = uuid.UUID(int=1), uuid.UUID(int=2)
     members = {"a-1": (a, "r0"), "a-2": (a, "r0"), "b-1": (b, "r1")}
     for assignor in ("ha", "sticky"):
-        res = assign_group(_rack_subs(members), topo, cfg, assignor=assignor)
-        assert res.tasks.rack_aware
-        # a (two threads) gets 4 tasks, b 2; every task b runs reads from its own rack r1
-        assert all(t.partition % 2 == 1 for t in res.tasks.active[b])
+        for mode in ("fast", "exact"):
+            res = assign_group(_rack_subs(members), topo, dataclasses.replace(cfg, rack_aware_assignment_mode=mode),
+                               assignor=assignor)
+            assert res.tasks.rack_aware and res.tasks.rack_aware_mode == mode   # the leader says which solver ran
+            # a (two threads) gets 4 tasks, b 2; every task b runs reads from its own rack r1
+            assert all(t.partition % 2 == 1 for t in res.tasks.active[b])
     # two consumers of one process on different racks: Kafka turns the optimisation off
     split = {"a-1": (a, "r0"), "a-2": (a, "r1"), "b-1": (b, "r1")}
     assert not assign_group(_rack_subs(split), topo, cfg).tasks.rack_aware
+    assert assign_group(_rack_subs(split), topo, cfg).tasks.rack_aware_mode is None
     assert not assign_group(_rack_subs(members), topo, cfg, assignor="fallback").tasks.rack_aware
 
 
@@ -507,7 +516,8 @@ def test_skipping_unchanged_nodes_gives_kafkas_full_scan_result(seed):
             out = []
             for strategy in ("min_traffic", "balance_subtopology"):
                 cfg = AssignmentConfigs(num_standby_replicas=2, rack_aware_assignment_strategy=strategy,
-                                        rack_aware_assignment_non_overlap_cost=non_overlap)
+                                        rack_aware_assignment_non_overlap_cost=non_overlap,
+                                        rack_aware_assignment_mode="exact")
                 res = assign_tasks(cl, tasks, {t: 100_000 for t in tasks}, cfg, partitions=parts)
                 out.append(res.role.tolist())
         finally:

@@ -110,12 +110,33 @@ static void run_tasks(reader *r)
     for (int32_t c = 0; c < C; c++)
         for (int32_t t = 0; t < T; t++) act0[c] += role[c * T + t] == KC_ROLE_ACTIVE;
     int64_t cost = 0;
+    if (take(r, 8) == 0) {   /* hostile costs: refused at once, nothing moved */
+        int32_t bad = take(r, 2) ? INT32_MIN : INT32_MAX - (int32_t)take(r, 3);
+        int32_t tr = take(r, 2) ? bad : 1, no = tr == bad ? 0 : bad;
+        in.exact = (int32_t)take(r, 2);
+        int rc = kc_streams_rack_optimize_active(&in, C, T, flags, role, tr, no, &cost);
+        /* it returns (no endless cycle cancelling); 0 only where every edge cost the tasks
+         * produce still fits (INT32_MIN x 0 off-rack partitions, say) */
+        check(rc == KC_RACK_ECOST || rc == KC_RACK_ENOPARTITIONS || rc == 0, "a hostile cost gave another error");
+        if (rc) check(memcmp(before, role, sizeof role) == 0, "a refused input moved tasks");
+        return;
+    }
+    /* the fast and the exact mode: the same optimal cost, the same counts */
+    static uint8_t role_exact[sizeof role];
+    memcpy(role_exact, role, sizeof role);
+    int64_t cost_exact = 0;
+    in.exact = 1;
+    int rc_exact = kc_streams_rack_optimize_active(&in, C, T, flags, role_exact, in.traffic_cost, in.non_overlap_cost,
+                                                   &cost_exact);
+    in.exact = 0;
     int rc = kc_streams_rack_optimize_active(&in, C, T, flags, role, in.traffic_cost, in.non_overlap_cost, &cost);
+    check(rc == rc_exact, "fast and exact modes disagree on the status");
     if (rc == KC_RACK_ENOPARTITIONS) {
         check(holes, "no-partition error without a task lacking partitions");
         return;
     }
     check(rc == 0, "valid active input refused");
+    check(cost == cost_exact, "fast mode missed the exact mode's optimal cost");
     for (int32_t t = 0; t < T; t++)                /* then standbys on other clients, as Kafka places them */
         for (int32_t c = 0; c < C; c++)
             if (role[c * T + t] == KC_ROLE_NONE && take(r, 3) == 0) role[c * T + t] = KC_ROLE_STANDBY;

@@ -5,6 +5,8 @@ Inputs are NumPy arrays in Kafka's orders (clients by ProcessId, tasks by TaskId
 ``kcodec.streams.assignors``); the GIL is released while the C code runs.
 """
 import numpy as np
+
+from kcodec.errors import ArgumentError
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 cdef extern from "kc_streams_tasks.h":
@@ -22,6 +24,7 @@ cdef extern from "kc_streams_tasks.h":
         const int32_t *tag_off
         const int32_t *tag_ids
         int32_t n_tag_ids
+        int32_t exact
     ctypedef struct kc_flow_edge:
         int32_t u, v, capacity, cost, flow
     int kc_streams_min_cost_flow(kc_flow_edge *edges, int32_t n_edges, int32_t has_source, int32_t source,
@@ -41,6 +44,10 @@ cdef extern from "kc_streams_tasks.h":
     int KC_FLOW_ESOURCE
     int KC_FLOW_ECONSERVE
     int KC_FLOW_EBALANCE
+    int KC_FLOW_ECOST
+    int KC_FLOW_ERANGE
+    int KC_RACK_ECOST
+    int KC_FLOW_ELIMIT
     ctypedef struct kc_ha_input:
         int32_t n_clients
         int32_t n_tasks
@@ -195,7 +202,7 @@ cdef _attach(RackInput rack, _HaInput h):
 
 
 cdef _check(int rc, str what):
-    if rc == KC_RACK_ENOPARTITIONS:
+    if rc in (KC_RACK_ENOPARTITIONS, KC_RACK_ECOST, KC_FLOW_ELIMIT):
         _rack_check(rc, what)
     if rc == KC_STREAMS_ENOMEM:
         raise MemoryError(what)
@@ -272,7 +279,7 @@ def sticky_assign(capacity, client_hash, prev_active, prev_active_order, standby
         rc = kc_streams_sticky_assign(&inp, out)
     if rc == KC_STREAMS_ENOMEM:
         raise MemoryError("kc_streams_sticky_assign")
-    if rc == KC_RACK_ENOPARTITIONS:
+    if rc in (KC_RACK_ENOPARTITIONS, KC_RACK_ECOST, KC_FLOW_ELIMIT):
         _rack_check(rc, "LegacyStickyTaskAssignor")
     if rc != 0:
         raise ValueError("invalid input to the LegacyStickyTaskAssignor (capacities >= 1, "
@@ -289,7 +296,7 @@ cdef class RackInput:
 
     def __init__(self, int n_clients, int n_tasks, int strategy, client_rack, int n_racks, source_miss,
                  changelog_miss, group, int n_groups, int traffic_cost, int non_overlap_cost,
-                 pid_order=None, tag_off=None, tag_ids=None, int n_tag_ids=0):
+                 pid_order=None, tag_off=None, tag_ids=None, int n_tag_ids=0, bint exact=False):
         if strategy not in (1, 2):
             raise ValueError("strategy must be 1 (min_traffic) or 2 (balance_subtopology)")
         if n_clients <= 0 or n_tasks < 0 or n_racks <= 0:
@@ -318,6 +325,7 @@ cdef class RackInput:
         self.inp.n_groups = n_groups
         self.inp.traffic_cost = traffic_cost
         self.inp.non_overlap_cost = non_overlap_cost
+        self.inp.exact = exact
         cdef const int32_t[::1] po
         cdef const int32_t[::1] to
         cdef const int32_t[::1] ti
@@ -362,11 +370,19 @@ cdef void memset_rack(kc_rack_input *p):
     p.tag_off = NULL
     p.tag_ids = NULL
     p.n_tag_ids = 0
+    p.exact = 0
 
 
 cdef _rack_check(int rc, str what):
     if rc == KC_STREAMS_ENOMEM:
         raise MemoryError(what)
+    if rc == KC_RACK_ECOST:
+        raise ArgumentError(f"{what}: rack.aware.assignment.traffic_cost x a task's off-rack partitions "
+                            "(+ rack.aware.assignment.non_overlap_cost) leaves the range of a Java int or is "
+                            "-2**31 (Kafka would wrap it, or cancel cycles for ever)",
+                            parameter="rack.aware.assignment.traffic_cost")
+    if rc == KC_FLOW_ELIMIT:
+        raise RuntimeError(f"{what}: the min-cost-flow solver passed its proven iteration bound (a kcodec bug)")
     if rc == KC_RACK_ENOPARTITIONS:
         raise ValueError(f"{what}: a task to place has no partitions to cost (Kafka: 'Task ... has no "
                          "TopicPartitions')")
@@ -450,6 +466,14 @@ cdef object _flow_error(int rc, int32_t bad, str what):
         return ValueError(f"input flow for node {bad} doesn't match its output flow")
     if rc == KC_FLOW_EBALANCE:
         return ValueError("output flow of the source doesn't match input flow of the sink")
+    if rc == KC_FLOW_ECOST:
+        return ArgumentError(f"edge {bad} has cost -2**31: its residual edge's cost cannot be negated (Java "
+                             "wraps it to -2**31 again and Kafka's cycle cancelling never ends)",
+                             parameter=f"edges[{bad}].cost")
+    if rc == KC_FLOW_ERANGE:
+        return ArgumentError("the edges' |cost| x capacity sum overflows 64 bits", parameter="edges")
+    if rc == KC_FLOW_ELIMIT:
+        return RuntimeError(f"{what}: the solver passed its proven iteration bound (a kcodec bug)")
     return ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "
                       "a repeated edge or an edge both ways")
 

@@ -30,7 +30,10 @@ of it is used), the rest on the least loaded clients, and standbys only rebalanc
 clients with the same tags.  With ``rack_aware_assignment_strategy`` ``min_traffic`` or
 ``balance_subtopology`` (KIP-925) and the tasks' partitions with their replica racks
 (``partitions=``, see :mod:`kcodec.streams.racks`), actives, standbys and stateless tasks are
-then re-placed by Kafka's min-cost-flow optimisation to cut cross-rack traffic.
+then re-placed by Kafka's min-cost-flow optimisation to cut cross-rack traffic, solved
+``rack_aware_assignment_mode="fast"`` (the default: Kafka's optimal cost by a primal-dual
+solver) or ``"exact"`` (Kafka's cycle cancelling, Kafka's assignment move for move); the result's
+``rack_aware_mode`` says which ran.
 
 The two other assignors Kafka 4.1.1 keeps run on the same clients (their previous active and
 standby tasks, from ``prev_active`` / ``prev_standby`` or else the offset sums: -2 active, any
@@ -86,6 +89,9 @@ class AssignmentConfigs:
     rack_aware_assignment_strategy: str = "none"       # none | min_traffic | balance_subtopology
     rack_aware_assignment_traffic_cost: Optional[int] = None      # None: the assignor's default
     rack_aware_assignment_non_overlap_cost: Optional[int] = None  # None: the assignor's default
+    # kcodec's own: how the KIP-925 active graphs are solved, "fast" (Kafka's optimal cost) or
+    # "exact" (Kafka's cycle cancelling, Kafka's assignment move for move); see kcodec.streams.racks
+    rack_aware_assignment_mode: str = "fast"
 
     def __post_init__(self) -> None:
         if self.rack_aware_assignment_strategy not in RACK_AWARE_STRATEGIES:
@@ -94,6 +100,8 @@ class AssignmentConfigs:
                         ("non_overlap_cost", self.rack_aware_assignment_non_overlap_cost)):
             if v is not None and not -(1 << 31) <= v < (1 << 31):
                 raise ValueError(f"rack.aware.assignment.{name} must be a Java int")
+        if self.rack_aware_assignment_mode not in ("fast", "exact"):
+            raise ValueError("rack_aware_assignment_mode must be 'fast' or 'exact'")
         if self.acceptable_recovery_lag < 0:
             raise ValueError("acceptable.recovery.lag must be >= 0")
         if self.max_warmup_replicas < 1:
@@ -152,6 +160,7 @@ class TaskAssignment:
     warmup: Dict[_uuid.UUID, List[TaskId]] = field(default_factory=dict)
     follow_up: bool = False                   # FallbackPriorTaskAssignor: always rebalance again
     rack_aware: bool = False                  # the KIP-925 optimisation ran (canEnableRackAwareAssignor)
+    rack_aware_mode: Optional[str] = None     # then how its active graphs were solved: "fast" or "exact"
 
     @property
     def probing_rebalance_needed(self) -> bool:
@@ -228,6 +237,7 @@ def assign_tasks(clients: Iterable[StreamsClient], tasks: Union[Iterable[TaskId]
                              configs.acceptable_recovery_lag, rack=rack, **tags)
     res = _result([c.process_id for c in cl], order, role, am, sm)
     res.rack_aware = rack is not None
+    res.rack_aware_mode = configs.rack_aware_assignment_mode if rack is not None else None
     return res
 
 
@@ -242,7 +252,7 @@ def _rack(cl: Sequence[StreamsClient], order: List[TaskId], configs: AssignmentC
         return None
     return rack_input(cl, order, partitions, configs.rack_aware_assignment_strategy,
                       configured_costs(configs, default_costs), standby=configs.num_standby_replicas > 0,
-                      pid_order=pid_order, tags=tags)
+                      pid_order=pid_order, tags=tags, mode=configs.rack_aware_assignment_mode)
 
 
 def standby_task_assignor(configs: AssignmentConfigs, clients: Optional[Iterable[StreamsClient]] = None) -> str:
@@ -333,6 +343,7 @@ def assign_standbys(clients: Iterable[StreamsClient], active: Mapping[_uuid.UUID
     role = standby_assign(st, cap, role, configs.num_standby_replicas, rack=rack, **tags)
     res = _result([c.process_id for c in cl], order, role, 0, 0)
     res.rack_aware = rack is not None
+    res.rack_aware_mode = configs.rack_aware_assignment_mode if rack is not None else None
     return res
 
 
@@ -475,6 +486,7 @@ def assign_tasks_sticky(clients: Iterable[StreamsClient],
     # report clients in ProcessId order, as the HA assignor does
     res = _result([cl[c].process_id for c in rank], order, role[rank], 0, 0, follow_up=preserve_active)
     res.rack_aware = rack is not None
+    res.rack_aware_mode = configs.rack_aware_assignment_mode if rack is not None else None
     return res
 
 

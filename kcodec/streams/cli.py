@@ -141,7 +141,8 @@ def cmd_simulate_scale(args: argparse.Namespace, out: Optional[TextIO] = None) -
         cfg = AssignmentConfigs(args.acceptable_recovery_lag, args.max_warmup_replicas, args.standbys, 60_000,
                                 rack_aware_assignment_strategy=args.rack_aware_assignment_strategy,
                                 rack_aware_assignment_traffic_cost=args.rack_aware_assignment_traffic_cost,
-                                rack_aware_assignment_non_overlap_cost=args.rack_aware_assignment_non_overlap_cost)
+                                rack_aware_assignment_non_overlap_cost=args.rack_aware_assignment_non_overlap_cost,
+                                rack_aware_assignment_mode=args.rack_aware_assignment_mode)
         reps = [simulate_scale(args.instances, add=args.add, remove=args.remove, tasks=args.tasks, assignor=a,
                                state_records=args.state_records, restore_per_s=args.restore_per_s,
                                configs=cfg, probing_interval_s=args.probing_interval_s,
@@ -170,7 +171,8 @@ def cmd_simulate_scale(args: argparse.Namespace, out: Optional[TextIO] = None) -
             if r.unavailable:
                 out.write(f"      unavailable: {','.join(r.unavailable)}\n")
             if r.cross_rack is not None:
-                out.write(f"      actives reading across racks: {r.cross_rack}\n")
+                solver = f" (rack-aware assignment: {r.rack_aware_mode})" if r.rack_aware_mode else ""
+                out.write(f"      actives reading across racks: {r.cross_rack}{solver}\n")
         out.write(f"{rep.assignor}: {rep.rebalances} rebalances, balanced after {rep.rounds_to_balance}, "
                   f"{rep.unavailable_task_seconds:.1f} task-seconds unavailable\n")
     return 0
@@ -220,6 +222,9 @@ def add_subparsers(subparsers: Any) -> None:
                    help="rack.aware.assignment.traffic_cost")
     s.add_argument("--rack-aware-assignment-non-overlap-cost", type=int, default=None,
                    help="rack.aware.assignment.non_overlap_cost")
+    s.add_argument("--rack-aware-assignment-mode", choices=("fast", "exact"), default="fast",
+                   help="how the rack-aware graphs are solved: fast (Kafka's optimal cost, primal-dual "
+                        "min-cost flow) or exact (Kafka's cycle cancelling, Kafka's assignment move for move)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_simulate_scale)
 

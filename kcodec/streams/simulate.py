@@ -278,6 +278,7 @@ class ScaleRound:
     unavailable: List[str]                  # tasks without a running active after the round
     revoked: Dict[str, List[str]]
     cross_rack: Optional[int] = None        # with racks: actives reading their input from another rack
+    rack_aware_mode: Optional[str] = None   # the KIP-925 optimisation ran: "fast" or "exact" solver
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
@@ -503,7 +504,8 @@ def _run_ha(members, owned, restored, task_ids, leaving, state, speed, reb_s, co
                                  {m: [_tname(t) for t in standby[m] if t not in warming[m]] for m in live},
                                  [_tname(t) for t in unassigned], revoked,
                                  sum(1 for m in live for t in owned[m]
-                                     if f"rack{t.partition % racks}" != _rack_of(m, racks)) if racks else None))
+                                     if f"rack{t.partition % racks}" != _rack_of(m, racks)) if racks else None,
+                                 res.tasks.rack_aware_mode))
         if immediate or unassigned:
             unavailable += reb_s * len(unassigned)
             continue
