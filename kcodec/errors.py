@@ -9,8 +9,6 @@ Every error kcodec raises on bad input derives from :class:`KcodecError`::
     ├── InputPathError              a path that cannot be read as asked: missing, a dangling
     │                               link, a FIFO, no segment files (``path``, ``reason``)
     ├── SchemaError                 a spec could not be parsed or compiled
-    ├── ArgumentError               an argument or setting kcodec cannot work with (``parameter``;
-    │                               also a ValueError)
     ├── UnknownMessageError         no spec of that name / API key / record type (also a KeyError)
     └── CodecError                  bytes or values that do not fit a message (also a ValueError)
         ├── DecodeError             bytes that do not decode
@@ -32,7 +30,6 @@ from typing import Optional
 __all__ = [
     "KcodecError",
     "SchemaError",
-    "ArgumentError",
     "UnknownMessageError",
     "CodecError",
     "UnsupportedVersionError",
@@ -56,24 +53,6 @@ class KcodecError(Exception):
 
 class SchemaError(KcodecError):
     """A message spec could not be parsed or compiled."""
-
-
-class ArgumentError(KcodecError, ValueError):
-    """An argument or configuration value kcodec cannot work with: out of range, or one that
-    would make an algorithm fail to finish.  ``parameter`` names it (``"rack.aware.assignment.traffic_cost"``,
-    ``"edges[3].cost"``)."""
-
-    def __init__(self, reason: str, *, parameter: str) -> None:
-        self.reason = reason
-        self.parameter = parameter
-        super().__init__(f"{parameter}: {reason}")
-
-    def __reduce__(self):
-        return (_argument_error, (self.reason, self.parameter))
-
-
-def _argument_error(reason: str, parameter: str) -> "ArgumentError":
-    return ArgumentError(reason, parameter=parameter)
 
 
 class UnknownMessageError(KcodecError, KeyError):
@@ -167,8 +146,10 @@ class CorruptRecordError(DecodeError):
 
 
 class InvalidArgumentError(KcodecError, ValueError):
-    """An argument kcodec cannot use: ``argument`` names it, down to the field
-    (``"members[1].topics"``, ``"level"``, ``"--tasks"``), ``reason`` says what is wrong.
+    """An argument or setting kcodec cannot use (of the wrong shape, out of range, or one
+    that would make an algorithm fail to finish): ``argument`` names it, down to the field
+    (``"members[1].topics"``, ``"level"``, ``"--tasks"``,
+    ``"rack.aware.assignment.traffic_cost"``), ``reason`` says what is wrong.
     A ``ValueError``, so code catching those keeps working."""
 
     def __init__(self, argument: str, reason: str) -> None:

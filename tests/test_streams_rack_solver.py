@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from kcodec.errors import ArgumentError
+from kcodec.errors import InvalidArgumentError
 from kcodec.streams import TaskId, TopicPartition
 from kcodec.streams.assignors import AssignmentConfigs, StreamsClient, assign_tasks
 from kcodec.streams.racks import TaskPartitions, active_tasks_cost, min_cost_flow, optimize_active_tasks
@@ -32,9 +32,9 @@ def problem(rnd, tasks, clients, racks, subs=1):
 # ---- hostile input (issue 20): refused at once, never a hang ----
 
 def test_min_cost_flow_refuses_a_cost_it_cannot_negate():
-    with pytest.raises(ArgumentError) as e:
+    with pytest.raises(InvalidArgumentError) as e:
         min_cost_flow([(0, 1, 1, -2**31, 0), (1, 2, 1, 0, 0), (2, 0, 1, 0, 0)])
-    assert e.value.parameter == "edges[0].cost"
+    assert e.value.argument == "edges[0].cost"
     # one above is fine: the negative cycle is cancelled once
     flows, cost = min_cost_flow([(0, 1, 1, -2**31 + 1, 0), (1, 2, 1, 0, 0), (2, 0, 1, 0, 0)])
     assert flows == [1, 1, 1] and cost == -2**31 + 1
@@ -42,9 +42,9 @@ def test_min_cost_flow_refuses_a_cost_it_cannot_negate():
 
 def test_min_cost_flow_refuses_a_cost_range_past_64_bits():
     edges = [(i, i + 1, 2**31 - 1, 2**31 - 1, 0) for i in range(8)]
-    with pytest.raises(ArgumentError) as e:
+    with pytest.raises(InvalidArgumentError) as e:
         min_cost_flow(edges)
-    assert e.value.parameter == "edges"
+    assert e.value.argument == "edges"
 
 
 @pytest.mark.parametrize("mode", ["fast", "exact"])
@@ -61,9 +61,9 @@ def test_assign_tasks_refuses_costs_kafka_would_wrap_or_loop_on(mode, traffic, n
     cl = [StreamsClient(uuid.UUID(int=i + 1), rack_id=f"r{i % 2}") for i in range(2)]
     cfg = AssignmentConfigs(rack_aware_assignment_strategy="min_traffic", rack_aware_assignment_traffic_cost=traffic,
                             rack_aware_assignment_non_overlap_cost=non_overlap, rack_aware_assignment_mode=mode)
-    with pytest.raises(ArgumentError) as e:
+    with pytest.raises(InvalidArgumentError) as e:
         assign_tasks(cl, tasks, configs=cfg, partitions=parts)
-    assert e.value.parameter == param
+    assert e.value.argument == param
     assert isinstance(e.value, ValueError)
 
 

@@ -6,7 +6,7 @@ Inputs are NumPy arrays in Kafka's orders (clients by ProcessId, tasks by TaskId
 """
 import numpy as np
 
-from kcodec.errors import ArgumentError
+from kcodec.errors import InvalidArgumentError
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 cdef extern from "kc_streams_tasks.h":
@@ -377,10 +377,9 @@ cdef _rack_check(int rc, str what):
     if rc == KC_STREAMS_ENOMEM:
         raise MemoryError(what)
     if rc == KC_RACK_ECOST:
-        raise ArgumentError(f"{what}: rack.aware.assignment.traffic_cost x a task's off-rack partitions "
+        raise InvalidArgumentError("rack.aware.assignment.traffic_cost", f"{what}: rack.aware.assignment.traffic_cost x a task's off-rack partitions "
                             "(+ rack.aware.assignment.non_overlap_cost) leaves the range of a Java int or is "
-                            "-2**31 (Kafka would wrap it, or cancel cycles for ever)",
-                            parameter="rack.aware.assignment.traffic_cost")
+                            "-2**31 (Kafka would wrap it, or cancel cycles for ever)")
     if rc == KC_FLOW_ELIMIT:
         raise RuntimeError(f"{what}: the min-cost-flow solver passed its proven iteration bound (a kcodec bug)")
     if rc == KC_RACK_ENOPARTITIONS:
@@ -467,11 +466,10 @@ cdef object _flow_error(int rc, int32_t bad, str what):
     if rc == KC_FLOW_EBALANCE:
         return ValueError("output flow of the source doesn't match input flow of the sink")
     if rc == KC_FLOW_ECOST:
-        return ArgumentError(f"edge {bad} has cost -2**31: its residual edge's cost cannot be negated (Java "
-                             "wraps it to -2**31 again and Kafka's cycle cancelling never ends)",
-                             parameter=f"edges[{bad}].cost")
+        return InvalidArgumentError(f"edges[{bad}].cost", f"edge {bad} has cost -2**31: its residual edge's cost cannot be negated (Java "
+                             "wraps it to -2**31 again and Kafka's cycle cancelling never ends)")
     if rc == KC_FLOW_ERANGE:
-        return ArgumentError("the edges' |cost| x capacity sum overflows 64 bits", parameter="edges")
+        return InvalidArgumentError("edges", "the edges' |cost| x capacity sum overflows 64 bits")
     if rc == KC_FLOW_ELIMIT:
         return RuntimeError(f"{what}: the solver passed its proven iteration bound (a kcodec bug)")
     return ValueError("invalid graph: negative capacity or flow, flow above capacity, a self loop, "

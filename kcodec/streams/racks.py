@@ -140,20 +140,19 @@ def check_costs(traffic_cost: int, non_overlap_cost: int, max_off_rack: int) -> 
     partitions (+ ``non_overlap_cost``) for k in 0..``max_off_rack``.  Kafka computes them in int
     arithmetic and wraps (a wrapped cost is not the traffic asked for), and a cost of -2**31 makes
     its cycle cancelling run for ever (the residual edge's negated cost wraps to itself).
-    Raises :class:`kcodec.errors.ArgumentError` naming the setting."""
-    from ..errors import ArgumentError
+    Raises :class:`kcodec.errors.InvalidArgumentError` naming the setting."""
+    from ..errors import InvalidArgumentError
 
     lo, hi = _JAVA_INT
     for name, v in (("rack.aware.assignment.traffic_cost", traffic_cost),
                     ("rack.aware.assignment.non_overlap_cost", non_overlap_cost)):
         if not lo <= v <= hi:
-            raise ArgumentError(f"{v} is out of [-2**31 + 1, 2**31 - 1] (Kafka's negated residual cost "
-                                "wraps at -2**31 and its cycle cancelling never ends)", parameter=name)
+            raise InvalidArgumentError(name, f"{v} is out of [-2**31 + 1, 2**31 - 1] (Kafka's negated residual cost "
+                                "wraps at -2**31 and its cycle cancelling never ends)")
     ends = [traffic_cost * k + extra for k in (0, max_off_rack) for extra in (0, non_overlap_cost)]
     if not all(lo <= e <= hi for e in ends):
-        raise ArgumentError(f"{traffic_cost} x {max_off_rack} off-rack partitions (+ non_overlap_cost "
-                            f"{non_overlap_cost}) leaves the range of a Java int; Kafka would wrap it",
-                            parameter="rack.aware.assignment.traffic_cost")
+        raise InvalidArgumentError("rack.aware.assignment.traffic_cost", f"{traffic_cost} x {max_off_rack} off-rack partitions (+ non_overlap_cost "
+                            f"{non_overlap_cost}) leaves the range of a Java int; Kafka would wrap it")
 
 
 def rack_input(clients: Sequence[StreamsClient], order: Sequence[TaskId], partitions: TaskPartitions,
@@ -319,7 +318,7 @@ def min_cost_flow(edges: Iterable[Tuple[int, int, int, int, int]], source: Optio
                   sink: Optional[int] = None) -> Tuple[List[int], int]:
     """Kafka's ``Graph.solveMinCostFlow`` on edges ``(u, v, capacity, cost, flow)`` (integer
     nodes): the flow of every edge afterwards and the total cost.  A cost of -2**31 is refused
-    (:class:`kcodec.errors.ArgumentError`): Kafka negates it to itself in the residual graph and
+    (:class:`kcodec.errors.InvalidArgumentError`): Kafka negates it to itself in the residual graph and
     never finishes; so is a graph whose |cost| x capacity sum overflows 64 bits.  Every other
     input ends: each cancelled cycle lowers the cost by at least 1."""
     from ._tasks import min_cost_flow as _mcf
