@@ -246,12 +246,9 @@ pyspark = pytest.importorskip("pyspark")
 
 @pytest.fixture(scope="session")
 def spark():
-    from pyspark.sql import SparkSession
-    s = (SparkSession.builder.master("local[2]").appName("kcodec-tests")
-         .config("spark.pyspark.python", sys.executable)      # the workers need this kcodec
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.sql.shuffle.partitions", "4").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
+    from kcodec.spark._session import session
+    # the workers run this interpreter (the one with this kcodec), as kcodec analyze's do
+    s = session("kcodec-tests", "local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"})
     yield s
     s.stop()
 
