@@ -520,15 +520,95 @@ def test_analyze_kafka_source_dump(spark, offsets_df, tmp_path):
     assert {g["group_id"] for g in a.groups} >= {"aio-rr", "kp-range", "java848"}
 
 
-@needs_fixtures
-def test_analyze_on_a_multi_process_cluster(tmp_path):
-    """The job on local-cluster: a master and two executor processes, not threads."""
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    r = subprocess.run([sys.executable, "-m", "kcodec.cli", "analyze", "--master", "local-cluster[2,1,1024]",
-                        "--no-progress", "--report", str(tmp_path / "r.html")],
-                       capture_output=True, text=True, env=env, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    st = fold_log(str(OFFSETS / "segments"))
+def _commit_counts():
+    """Offset commits (non-tombstone, any version) per group in the fixture."""
+    counts = {}
+    for k, v in _fixture_pairs():
+        r = decode_record(k, v, errors="report")
+        if r.type_name in ("OffsetCommit", "LegacyOffsetCommit") and not r.tombstone and not r.error:
+            counts[r.group_id] = counts.get(r.group_id, 0) + 1
+    return counts
+
+
+def _assert_summary(stdout, st):
     for gid, g in st.groups.items():
-        assert re.search(rf"{re.escape(gid)}\s*│\s*{g.type}\s*│\s*{g.state}", r.stdout), gid
-    assert (tmp_path / "r.html").stat().st_size > 10000
+        assert re.search(rf"{re.escape(gid)}\s*│\s*{g.type}\s*│\s*{g.state}", stdout), gid
+
+
+def _env_without(vbin):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON",
+                                                            "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if p and os.path.realpath(p) != os.path.realpath(vbin))
+    return env
+
+
+@needs_fixtures
+def test_installed_console_script_and_job_without_the_venv_on_path(tmp_path):
+    """A venv that is not activated (its bin not on PATH, no PYSPARK_PYTHON): the console
+    script and ``python job.py`` run their workers on their own interpreter."""
+    vbin = os.path.dirname(sys.executable)
+    script = os.path.join(vbin, "kcodec")
+    if not os.path.exists(script):
+        pytest.skip("kcodec's console script is not installed beside this interpreter")
+    env = _env_without(vbin)
+    st = fold_log(str(OFFSETS / "segments"))
+    r = subprocess.run([script, "analyze", "--no-progress"], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_summary(r.stdout, st)
+    # Spark's log lines kept off the console (the JVM's own "WARNING: Using incubator modules" stays)
+    assert not re.search(r" (WARN|INFO) |Setting default log level|log4j", r.stderr), r.stderr[-2000:]
+    import kcodec.spark.job as job
+    r = subprocess.run([sys.executable, job.__file__, "--master", "local[1]", "--no-progress",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_summary(r.stdout, st)
+    assert list((tmp_path / "out" / "records").glob("*.parquet"))
+
+
+def _doc_blocks(path):
+    return re.findall(r"```bash\n(.*?)```", path.read_text(), re.S)
+
+
+@needs_fixtures
+def test_cluster_recipe_multi_process(tmp_path):
+    """docs/spark-cluster.md, run as written: a packed environment through --archives, a
+    standalone master and worker on 127.0.0.1 (separate JVMs and Python workers), the
+    analyze job and a column-function script through spark-submit."""
+    doc = Path(__file__).resolve().parent.parent / "docs" / "spark-cluster.md"
+    if not doc.exists():
+        pytest.skip("docs/spark-cluster.md is not beside the tests (installed package)")
+    if shutil.which("java") is None:
+        pytest.skip("no java")
+    import pyspark
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    wheels = os.environ.get("KCODEC_WHEEL_DIR")
+    if wheels and list(Path(wheels).glob("kcodec-*.whl")):
+        for w in Path(wheels).glob("kcodec-*.whl"):
+            shutil.copy(w, dist)
+    else:
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "-w", str(dist), str(doc.parent.parent)], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-3000:]
+    env = _env_without(os.path.dirname(sys.executable))
+    env["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
+    blocks = _doc_blocks(doc)
+    assert len(blocks) == 5
+    stop = blocks[-1]
+    try:
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(blocks[:-1])], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=1200)
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-4000:])
+    finally:
+        subprocess.run(["bash", "-c", stop], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    st = fold_log(str(OFFSETS / "segments"))
+    _assert_summary(r.stdout, st)
+    assert list((tmp_path / "analysis" / "committed_offsets").glob("*.parquet"))
+    assert (tmp_path / "analysis.html").stat().st_size > 10000
+    got = dict(line.split("\t") for line in r.stdout.splitlines() if "\t" in line)
+    assert {g: int(n) for g, n in got.items()} == _commit_counts()
+    # executors of the worker ran Python from the archive, unpacked in their directories
+    assert list((tmp_path / "spark-work").glob("app-*/*/env/bin/python")), list((tmp_path / "spark-work").rglob("*"))[:20]
