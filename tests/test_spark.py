@@ -612,3 +612,113 @@ def test_cluster_recipe_multi_process(tmp_path):
     assert {g: int(n) for g, n in got.items()} == _commit_counts()
     # executors of the worker ran Python from the archive, unpacked in their directories
     assert list((tmp_path / "spark-work").glob("app-*/*/env/bin/python")), list((tmp_path / "spark-work").rglob("*"))[:20]
+
+
+def _log_rows_reference(tree):
+    """Every record of the log's intact batches, from kcodec.log's per-record API."""
+    from kcodec.log import iter_batches, parse_control_record
+    out = {}
+    for b in iter_batches(str(tree)):
+        if b.error is not None:
+            continue
+        for r in b.records:
+            part = int(os.path.basename(os.path.dirname(b.file)).rsplit("-", 1)[1])
+            ctl = parse_control_record(r).type_name if b.is_control else None
+            out[(part, r.offset)] = (r.timestamp, r.key, r.value, [tuple(h) for h in r.headers], b.base_offset,
+                                     b.producer_id, b.producer_epoch, b.partition_leader_epoch,
+                                     b.is_transactional, b.is_control, ctl, b.position)
+    return out
+
+
+def _log_rows(df):
+    out = {}
+    for r in df.where("error is null").collect():
+        out[(r.partition, r.offset)] = (int(r.timestamp.timestamp() * 1000 + 0.5), r.key, r.value,
+                                        [(h.key, h.value) for h in r.headers], r.batch_base_offset,
+                                        r.producer_id, r.producer_epoch, r.partition_leader_epoch,
+                                        r.is_transactional, r.is_control, r.control_type, r.batch_position)
+    return out
+
+
+@needs_fixtures
+def test_read_log_rows_equal_the_log_readers_records_and_byte_ranges_change_nothing(spark):
+    from kcodec.spark import read_log
+    exp = _log_rows_reference(OFFSETS / "segments")
+    assert len(exp) > 300
+    assert _norm(_log_rows(read_log(spark, str(OFFSETS / "segments")))) == _norm(exp)
+    # cut into byte ranges of a few batches each (a walk over the batch headers finds the cuts)
+    small = read_log(spark, str(OFFSETS / "segments"), split_bytes=600)
+    assert small.rdd.getNumPartitions() > 10
+    assert _norm(_log_rows(small)) == _norm(exp)
+
+
+@needs_fixtures
+def test_read_log_fused_offsets_equals_read_log_and_from_consumer_offsets(spark):
+    from kcodec.spark import from_consumer_offsets, read_log
+    for opts in (None, {"record_types": "all"}):
+        fused = read_log(spark, str(OFFSETS / "segments"), decode="offsets", options=opts)
+        assert fused.where("is_control and decoded is not null").count() == 0
+        got = {(r.partition, r.offset): r.decoded for r in fused.where("not is_control").collect()}
+        pair = (read_log(spark, str(OFFSETS / "segments")).where("not is_control")
+                .select("partition", "offset", from_consumer_offsets("key", "value", opts).alias("d")))
+        exp = {(r.partition, r.offset): r.d for r in pair.collect()}
+        assert len(got) > 300 and _norm(got) == _norm(exp)
+    with pytest.raises(ValueError):
+        read_log(spark, str(OFFSETS / "segments"), decode="nope")
+
+
+def _corrupt_copy(tmp_path):
+    dst = tmp_path / "segments"
+    shutil.copytree(OFFSETS / "segments", dst)
+    for p in dst.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    seg = dst / "__consumer_offsets-27" / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[460] ^= 0x55                  # inside the second batch's records: its CRC no longer matches
+    seg.write_bytes(bytes(data))
+    return dst, seg
+
+
+@needs_fixtures
+def test_analyze_corrupted_copy_keeps_nothing_of_the_failed_batch(spark, tmp_path):
+    from kcodec.log import iter_batches
+    from kcodec.spark.analyze import analyze
+    dst, seg = _corrupt_copy(tmp_path)
+    bad = [b for b in iter_batches(str(seg)) if b.error is not None]
+    assert len(bad) == 1
+    lost = (bad[0].base_offset, bad[0].base_offset + bad[0].last_offset_delta)
+    a = analyze(spark, str(dst), str(tmp_path / "out"))
+    assert a.corrupt_batches == 1 and a.flagged_total >= 1
+    assert any(r["position"] == bad[0].position and "crc" in r["reason"].lower() for r in a.flagged_rows)
+    st = fold_log(str(dst))           # the fold skips the failed batch too
+    assert {g["group_id"]: (g["generation"], g["members"], g["offsets"]) for g in a.groups} == {
+        gid: (g.generation, len(g.members), len(g.offsets)) for gid, g in st.groups.items()}
+    recs = spark.read.parquet(str(tmp_path / "out" / "records"))
+    assert recs.where(f"log_partition = 27 and log_offset between {lost[0]} and {lost[1]}").count() == 0
+    assert recs.where("log_partition = 27").count() > 0
+    flagged = spark.read.parquet(str(tmp_path / "out" / "flagged")).where("error is not null").collect()
+    assert any(f.position == bad[0].position and f.log_partition == 27 for f in flagged)
+
+
+@needs_fixtures
+def test_analyze_equals_offsets_groups_on_a_generated_multi_partition_log(spark, tmp_path):
+    import importlib.util
+    gen_py = Path(__file__).resolve().parent.parent / "bench" / "gen_offsets_log.py"
+    if not gen_py.exists():
+        pytest.skip("bench/ is not beside the tests")
+    spec = importlib.util.spec_from_file_location("gen_offsets_log", gen_py)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for i in range(3):      # several segments per partition, each partition its own groups
+        gen.generate(str(tmp_path / "log"), 300_000, segment_bytes=100_000, seed=7 + i, partition=i,
+                     group_prefix=f"p{i}-")
+    from kcodec.spark.analyze import analyze
+    a = analyze(spark, str(tmp_path / "log"), str(tmp_path / "out"))
+    st = fold_log(str(tmp_path / "log"))
+    assert len(st.groups) > 100
+    assert {g["group_id"]: (g["type"], g["state"], g["generation"], g["members"], g["offsets"]) for g in a.groups} == {
+        gid: (g.type, g.state, g.generation, len(g.members), len(g.offsets)) for gid, g in st.groups.items()}
+    offs = spark.read.parquet(str(tmp_path / "out" / "committed_offsets")).collect()
+    assert {(o.group_id, o.topic, o.partition): (o.offset, o.log_offset) for o in offs} == {
+        (gid, t, p): (c.offset, c.log_offset) for gid, g in st.groups.items() for (t, p), c in g.offsets.items()}
+    assert a.aborted_records == st.aborted_records and a.commits and a.rebalances
