@@ -590,7 +590,7 @@ def test_cluster_recipe_multi_process(tmp_path):
         for w in Path(wheels).glob("kcodec-*.whl"):
             shutil.copy(w, dist)
     else:
-        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                             "-w", str(dist), str(doc.parent.parent)], capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-3000:]
     env = _env_without(os.path.dirname(sys.executable))
