@@ -211,7 +211,9 @@ def main(argv=None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession, functions as F, types as T
     from kcodec.spark import from_consumer_offsets, offsets_schema
+    from kcodec.spark._session import use_this_python
 
+    use_this_python()       # the workers run this interpreter (the config below does not reach them)
     spark = (SparkSession.builder.master("local[2]").appName("kcodec-bench")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", "4g")

@@ -45,10 +45,12 @@ def _asg(tps: List[Tuple[str, List[int]]]) -> bytes:
 
 class Gen:
     def __init__(self, seed: int = 1, groups: int = 200, topics: int = 20, partitions: int = 12,
-                 compression: int = 0) -> None:
+                 compression: int = 0, group_prefix: str = "") -> None:
         self.rnd = random.Random(seed)
         self.compression = compression
-        self.groups = [f"group-{i:05d}" for i in range(groups)]
+        # group_prefix: a namespace per __consumer_offsets partition (a broker keeps each
+        # group in one partition only)
+        self.groups = [f"{group_prefix}group-{i:05d}" for i in range(groups)]
         self.topics = [f"topic-{i:03d}" for i in range(topics)]
         self.partitions = partitions
         self.offset = 0
@@ -135,11 +137,12 @@ class Gen:
 
 
 def generate(out_dir: str, size_bytes: int, *, compression: int = 0, segment_bytes: int = 1 << 30,
-             seed: int = 1) -> List[str]:
-    """Write about ``size_bytes`` of log into ``out_dir/__consumer_offsets-0``; returns the files."""
-    part = os.path.join(out_dir, "__consumer_offsets-0")
+             seed: int = 1, partition: int = 0, group_prefix: str = "") -> List[str]:
+    """Write about ``size_bytes`` of log into ``out_dir/__consumer_offsets-<partition>``;
+    returns the files."""
+    part = os.path.join(out_dir, f"__consumer_offsets-{partition}")
     os.makedirs(part, exist_ok=True)
-    gen = Gen(seed=seed, compression=compression)
+    gen = Gen(seed=seed, compression=compression, group_prefix=group_prefix)
     files = []
     written = 0
     f = None
@@ -168,9 +171,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--segment-mb", type=float, default=1024)
     ap.add_argument("--compression", choices=sorted(CODECS), default="none")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--partitions", type=int, default=1,
+                    help="__consumer_offsets partitions to write (--size-mb is split over them); "
+                         "partition i has seed SEED+i and its own groups (p<i>-group-*), as a broker "
+                         "keeps each group in one partition")
     a = ap.parse_args(argv)
-    files = generate(a.out_dir, int(a.size_mb * (1 << 20)), compression=CODECS[a.compression],
-                     segment_bytes=int(a.segment_mb * (1 << 20)), seed=a.seed)
+    files: List[str] = []
+    for i in range(a.partitions):
+        files += generate(a.out_dir, int(a.size_mb * (1 << 20)) // a.partitions, compression=CODECS[a.compression],
+                          segment_bytes=int(a.segment_mb * (1 << 20)), seed=a.seed + i, partition=i,
+                          group_prefix=f"p{i}-" if a.partitions > 1 else "")
     print("\n".join(files))
     return 0
 

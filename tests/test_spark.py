@@ -246,12 +246,9 @@ pyspark = pytest.importorskip("pyspark")
 
 @pytest.fixture(scope="session")
 def spark():
-    from pyspark.sql import SparkSession
-    s = (SparkSession.builder.master("local[2]").appName("kcodec-tests")
-         .config("spark.pyspark.python", sys.executable)      # the workers need this kcodec
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.sql.shuffle.partitions", "4").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
+    from kcodec.spark._session import session
+    # the workers run this interpreter (the one with this kcodec), as kcodec analyze's do
+    s = session("kcodec-tests", "local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"})
     yield s
     s.stop()
 
@@ -520,15 +517,205 @@ def test_analyze_kafka_source_dump(spark, offsets_df, tmp_path):
     assert {g["group_id"] for g in a.groups} >= {"aio-rr", "kp-range", "java848"}
 
 
-@needs_fixtures
-def test_analyze_on_a_multi_process_cluster(tmp_path):
-    """The job on local-cluster: a master and two executor processes, not threads."""
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    r = subprocess.run([sys.executable, "-m", "kcodec.cli", "analyze", "--master", "local-cluster[2,1,1024]",
-                        "--no-progress", "--report", str(tmp_path / "r.html")],
-                       capture_output=True, text=True, env=env, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    st = fold_log(str(OFFSETS / "segments"))
+def _commit_counts():
+    """Offset commits (non-tombstone, any version) per group in the fixture."""
+    counts = {}
+    for k, v in _fixture_pairs():
+        r = decode_record(k, v, errors="report")
+        if r.type_name in ("OffsetCommit", "LegacyOffsetCommit") and not r.tombstone and not r.error:
+            counts[r.group_id] = counts.get(r.group_id, 0) + 1
+    return counts
+
+
+def _assert_summary(stdout, st):
     for gid, g in st.groups.items():
-        assert re.search(rf"{re.escape(gid)}\s*│\s*{g.type}\s*│\s*{g.state}", r.stdout), gid
-    assert (tmp_path / "r.html").stat().st_size > 10000
+        assert re.search(rf"{re.escape(gid)}\s*│\s*{g.type}\s*│\s*{g.state}", stdout), gid
+
+
+def _env_without(vbin):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON",
+                                                            "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if p and os.path.realpath(p) != os.path.realpath(vbin))
+    return env
+
+
+@needs_fixtures
+def test_installed_console_script_and_job_without_the_venv_on_path(tmp_path):
+    """A venv that is not activated (its bin not on PATH, no PYSPARK_PYTHON): the console
+    script and ``python job.py`` run their workers on their own interpreter."""
+    vbin = os.path.dirname(sys.executable)
+    script = os.path.join(vbin, "kcodec")
+    if not os.path.exists(script):
+        pytest.skip("kcodec's console script is not installed beside this interpreter")
+    env = _env_without(vbin)
+    st = fold_log(str(OFFSETS / "segments"))
+    r = subprocess.run([script, "analyze", "--no-progress"], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_summary(r.stdout, st)
+    # Spark's log lines kept off the console (the JVM's own "WARNING: Using incubator modules" stays)
+    assert not re.search(r" (WARN|INFO) |Setting default log level|log4j", r.stderr), r.stderr[-2000:]
+    import kcodec.spark.job as job
+    r = subprocess.run([sys.executable, job.__file__, "--master", "local[1]", "--no-progress",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    _assert_summary(r.stdout, st)
+    assert list((tmp_path / "out" / "records").glob("*.parquet"))
+
+
+def _doc_blocks(path):
+    return re.findall(r"```bash\n(.*?)```", path.read_text(), re.S)
+
+
+@needs_fixtures
+def test_cluster_recipe_multi_process(tmp_path):
+    """docs/spark-cluster.md, run as written: a packed environment through --archives, a
+    standalone master and worker on 127.0.0.1 (separate JVMs and Python workers), the
+    analyze job and a column-function script through spark-submit."""
+    doc = Path(__file__).resolve().parent.parent / "docs" / "spark-cluster.md"
+    if not doc.exists():
+        pytest.skip("docs/spark-cluster.md is not beside the tests (installed package)")
+    if shutil.which("java") is None:
+        pytest.skip("no java")
+    import pyspark
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    wheels = os.environ.get("KCODEC_WHEEL_DIR")
+    if wheels and list(Path(wheels).glob("kcodec-*.whl")):
+        for w in Path(wheels).glob("kcodec-*.whl"):
+            shutil.copy(w, dist)
+    else:
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                            "-w", str(dist), str(doc.parent.parent)], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-3000:]
+    env = _env_without(os.path.dirname(sys.executable))
+    env["SPARK_HOME"] = os.path.dirname(pyspark.__file__)
+    blocks = _doc_blocks(doc)
+    assert len(blocks) == 5
+    stop = blocks[-1]
+    try:
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(blocks[:-1])], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=1200)
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-4000:])
+    finally:
+        subprocess.run(["bash", "-c", stop], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    st = fold_log(str(OFFSETS / "segments"))
+    _assert_summary(r.stdout, st)
+    assert list((tmp_path / "analysis" / "committed_offsets").glob("*.parquet"))
+    assert (tmp_path / "analysis.html").stat().st_size > 10000
+    got = dict(line.split("\t") for line in r.stdout.splitlines() if "\t" in line)
+    assert {g: int(n) for g, n in got.items()} == _commit_counts()
+    # executors of the worker ran Python from the archive, unpacked in their directories
+    assert list((tmp_path / "spark-work").glob("app-*/*/env/bin/python")), list((tmp_path / "spark-work").rglob("*"))[:20]
+
+
+def _log_rows_reference(tree):
+    """Every record of the log's intact batches, from kcodec.log's per-record API."""
+    from kcodec.log import iter_batches, parse_control_record
+    out = {}
+    for b in iter_batches(str(tree)):
+        if b.error is not None:
+            continue
+        for r in b.records:
+            part = int(os.path.basename(os.path.dirname(b.file)).rsplit("-", 1)[1])
+            ctl = parse_control_record(r).type_name if b.is_control else None
+            out[(part, r.offset)] = (r.timestamp, r.key, r.value, [tuple(h) for h in r.headers], b.base_offset,
+                                     b.producer_id, b.producer_epoch, b.partition_leader_epoch,
+                                     b.is_transactional, b.is_control, ctl, b.position)
+    return out
+
+
+def _log_rows(df):
+    out = {}
+    for r in df.where("error is null").collect():
+        out[(r.partition, r.offset)] = (int(r.timestamp.timestamp() * 1000 + 0.5), r.key, r.value,
+                                        [(h.key, h.value) for h in r.headers], r.batch_base_offset,
+                                        r.producer_id, r.producer_epoch, r.partition_leader_epoch,
+                                        r.is_transactional, r.is_control, r.control_type, r.batch_position)
+    return out
+
+
+@needs_fixtures
+def test_read_log_rows_equal_the_log_readers_records_and_byte_ranges_change_nothing(spark):
+    from kcodec.spark import read_log
+    exp = _log_rows_reference(OFFSETS / "segments")
+    assert len(exp) > 300
+    assert _norm(_log_rows(read_log(spark, str(OFFSETS / "segments")))) == _norm(exp)
+    # cut into byte ranges of a few batches each (a walk over the batch headers finds the cuts)
+    small = read_log(spark, str(OFFSETS / "segments"), split_bytes=600)
+    assert small.rdd.getNumPartitions() > 10
+    assert _norm(_log_rows(small)) == _norm(exp)
+
+
+@needs_fixtures
+def test_read_log_fused_offsets_equals_read_log_and_from_consumer_offsets(spark):
+    from kcodec.spark import from_consumer_offsets, read_log
+    for opts in (None, {"record_types": "all"}):
+        fused = read_log(spark, str(OFFSETS / "segments"), decode="offsets", options=opts)
+        assert fused.where("is_control and decoded is not null").count() == 0
+        got = {(r.partition, r.offset): r.decoded for r in fused.where("not is_control").collect()}
+        pair = (read_log(spark, str(OFFSETS / "segments")).where("not is_control")
+                .select("partition", "offset", from_consumer_offsets("key", "value", opts).alias("d")))
+        exp = {(r.partition, r.offset): r.d for r in pair.collect()}
+        assert len(got) > 300 and _norm(got) == _norm(exp)
+    with pytest.raises(ValueError):
+        read_log(spark, str(OFFSETS / "segments"), decode="nope")
+
+
+def _corrupt_copy(tmp_path):
+    dst = tmp_path / "segments"
+    shutil.copytree(OFFSETS / "segments", dst)
+    for p in dst.rglob("*"):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    seg = dst / "__consumer_offsets-27" / "00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    data[460] ^= 0x55                  # inside the second batch's records: its CRC no longer matches
+    seg.write_bytes(bytes(data))
+    return dst, seg
+
+
+@needs_fixtures
+def test_analyze_corrupted_copy_keeps_nothing_of_the_failed_batch(spark, tmp_path):
+    from kcodec.log import iter_batches
+    from kcodec.spark.analyze import analyze
+    dst, seg = _corrupt_copy(tmp_path)
+    bad = [b for b in iter_batches(str(seg)) if b.error is not None]
+    assert len(bad) == 1
+    lost = (bad[0].base_offset, bad[0].base_offset + bad[0].last_offset_delta)
+    a = analyze(spark, str(dst), str(tmp_path / "out"))
+    assert a.corrupt_batches == 1 and a.flagged_total >= 1
+    assert any(r["position"] == bad[0].position and "crc" in r["reason"].lower() for r in a.flagged_rows)
+    st = fold_log(str(dst))           # the fold skips the failed batch too
+    assert {g["group_id"]: (g["generation"], g["members"], g["offsets"]) for g in a.groups} == {
+        gid: (g.generation, len(g.members), len(g.offsets)) for gid, g in st.groups.items()}
+    recs = spark.read.parquet(str(tmp_path / "out" / "records"))
+    assert recs.where(f"log_partition = 27 and log_offset between {lost[0]} and {lost[1]}").count() == 0
+    assert recs.where("log_partition = 27").count() > 0
+    flagged = spark.read.parquet(str(tmp_path / "out" / "flagged")).where("error is not null").collect()
+    assert any(f.position == bad[0].position and f.log_partition == 27 for f in flagged)
+
+
+@needs_fixtures
+def test_analyze_equals_offsets_groups_on_a_generated_multi_partition_log(spark, tmp_path):
+    import importlib.util
+    gen_py = Path(__file__).resolve().parent.parent / "bench" / "gen_offsets_log.py"
+    if not gen_py.exists():
+        pytest.skip("bench/ is not beside the tests")
+    spec = importlib.util.spec_from_file_location("gen_offsets_log", gen_py)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for i in range(3):      # several segments per partition, each partition its own groups
+        gen.generate(str(tmp_path / "log"), 300_000, segment_bytes=100_000, seed=7 + i, partition=i,
+                     group_prefix=f"p{i}-")
+    from kcodec.spark.analyze import analyze
+    a = analyze(spark, str(tmp_path / "log"), str(tmp_path / "out"))
+    st = fold_log(str(tmp_path / "log"))
+    assert len(st.groups) > 100
+    assert {g["group_id"]: (g["type"], g["state"], g["generation"], g["members"], g["offsets"]) for g in a.groups} == {
+        gid: (g.type, g.state, g.generation, len(g.members), len(g.offsets)) for gid, g in st.groups.items()}
+    offs = spark.read.parquet(str(tmp_path / "out" / "committed_offsets")).collect()
+    assert {(o.group_id, o.topic, o.partition): (o.offset, o.log_offset) for o in offs} == {
+        (gid, t, p): (c.offset, c.log_offset) for gid, g in st.groups.items() for (t, p), c in g.offsets.items()}
+    assert a.aborted_records == st.aborted_records and a.commits and a.rebalances

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 __all__ = ["add_subparsers", "cmd_analyze"]
@@ -25,6 +24,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
             parse_target(args.downgrade_to)
         except ValueError as e:
             raise InvalidArgumentError("--downgrade-to", str(e)) from None
+    if args.metadata and "://" not in args.metadata:
+        input_files([args.metadata])
     path = args.path
     if path is None or "://" in path:       # the bundled sample; a URL only Spark can check
         return
@@ -41,23 +42,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         import pyspark  # noqa: F401
         import rich  # noqa: F401
     except ImportError as e:
-        raise SystemExit(f"kcodec analyze needs the spark extra (pip install 'kcodec[spark]'): {e}")
-    from pyspark.sql import SparkSession
+        raise SystemExit(f"kcodec analyze needs the spark extra (pip install '.[spark]' in a checkout, or the wheel with [spark]): {e}")
+    from ._session import session
     from .analyze import analyze, print_summary, write_report
-    builder = (SparkSession.builder.appName("kcodec analyze")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-    if args.master:
-        builder = builder.master(args.master)
-    if (not args.master or args.master.startswith("local")) and "PYSPARK_PYTHON" not in os.environ:
-        # on this machine the Python workers must be this interpreter, the one with kcodec
-        builder = builder.config("spark.pyspark.python", sys.executable)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+            "spark.sql.execution.arrow.pyspark.enabled": "true"}
+    # workers on this interpreter (however kcodec was started), Spark's logs off the console
+    spark = session("kcodec analyze", args.master or None, conf)
     try:
-        a = analyze(spark, args.path, args.out, downgrade_to=args.downgrade_to,
-                    progress=not args.no_progress and sys.stderr.isatty())
+        a = analyze(spark, args.path, args.out, downgrade_to=args.downgrade_to, progress=args.progress,
+                    metadata=args.metadata)
     finally:
         if not args.keep_session:
             spark.stop()
@@ -90,7 +84,12 @@ def add_subparsers(subparsers: Any) -> None:
     p.add_argument("--downgrade-to", metavar="VERSION", help="also list downgrade blockers for this Kafka "
                                                             "release (e.g. 3.9; local segment paths)")
     p.add_argument("--shuffle-partitions", type=int, default=8, help="spark.sql.shuffle.partitions (default 8)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--metadata", metavar="PATH", help="a __cluster_metadata tree whose history (topics, "
+                                                       "leaders and ISRs, brokers, feature levels) to add; "
+                                                       "found by itself under PATH")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr (default: when stderr is a terminal; plain lines "
+                        "when it is not and --progress is given)")
     p.add_argument("--strict", action="store_true", help="exit 3 also when records were flagged for an unknown type or a "
                                                           "newer version (corrupt batches and records that do "
                                                           "not decode always exit 3)")

@@ -569,8 +569,28 @@ def print_summary(a: Any, console: Any = None) -> None:
     for r in _assignor_rows(groups):
         t.add_row(r["assignor"], r["runs on"], str(r["groups"]))
     c.print(t)
+    by_state = getattr(a, "by_state", None) or []
+    if by_state:
+        t = Table(title="Groups by state and protocol type")
+        for col in ("type", "state", "protocol type", "groups"):
+            t.add_column(col, justify="right" if col == "groups" else "left")
+        for r in by_state:
+            t.add_row(r["type"], r["state"], r["protocol_type"] or "-", str(r["count"]))
+        c.print(t)
+    reb = {r["bucket"]: r["count"] for r in getattr(a, "rebalances", None) or []}
+    com = {r["bucket"]: r["count"] for r in getattr(a, "commits", None) or []}
+    if reb or com:
+        t = Table(title=f"Rebalances and commits per {a.bucket_seconds} s")
+        for col in ("from (UTC)", "rebalances", "commits"):
+            t.add_column(col, justify="left" if col.startswith("from") else "right")
+        for b in sorted(set(reb) | set(com)):
+            t.add_row(_utc(b * 1000), str(reb.get(b, 0)), str(com.get(b, 0)))
+        c.print(t)
     if a.deleted_groups:
         c.print("deleted groups: " + ", ".join(a.deleted_groups))
+    if getattr(a, "unknown_records", None):
+        c.print("unknown record types (kept as data, KIP-915): "
+                + ", ".join(f"{k}: {v}" for k, v in a.unknown_records.items()))
     if getattr(a, "aborted_records", 0):
         c.print(f"records of aborted transactions: {a.aborted_records}")
     for e in (getattr(a, "errors", None) or [])[:20]:
@@ -580,3 +600,9 @@ def print_summary(a: Any, console: Any = None) -> None:
             c.print("downgrade: no blockers")
         for f in a.downgrade[:20]:
             c.print(f"downgrade blocker: {f.get('outcome')} {f.get('type_name')} x{f.get('count')}: {f.get('reason')}")
+    if getattr(a, "metadata", None):
+        from .metadata import print_metadata_history
+        c.print(f"[bold]KRaft metadata history[/bold] ({a.metadata_source})")
+        print_metadata_history(a.metadata, c)
+    if getattr(a, "out", None):
+        c.print(f"Parquet tables in {a.out}: records, committed_offsets, groups, members, flagged, partitions")

@@ -1,0 +1,279 @@
+"""The fold of one ``__consumer_offsets`` partition inside a Spark task.
+
+The partition's files stream in log order through the columnar path ``kcodec offsets
+groups`` uses (:func:`kcodec.offsets.columns.iter_offset_columns` into
+:meth:`kcodec.offsets.Folder.add_columns`), so a task holds the fold state (live keys),
+never the history; what it sends back is small: the partition's groups, members,
+committed offsets, a summary and the counts behind the time series, as JSON rows.
+
+No PySpark here: this runs in Spark's Python workers.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["fold_partition", "fold_rows", "FLAGGED_CAP", "rows_of_state"]
+
+FLAGGED_CAP = 1000          # flagged rows kept per partition (the total is always counted)
+_EPOCH_TYPES = {"GroupMetadata": "generation", "ConsumerGroupMetadata": "epoch",
+                "ShareGroupMetadata": "epoch", "StreamsGroupMetadata": "epoch"}
+_COMMIT_TYPES = ("OffsetCommit", "LegacyOffsetCommit")
+_MAX_BUCKETS = 100_000      # commit-count buckets per partition before they coarsen
+
+
+def _jsonable(o: Any) -> Any:
+    import dataclasses
+    import uuid
+    if isinstance(o, (bytes, bytearray)):
+        return bytes(o).hex()
+    if isinstance(o, uuid.UUID):
+        return str(o)
+    if isinstance(o, (set, frozenset)):
+        return sorted(_jsonable(x) for x in o)
+    if isinstance(o, dict):
+        return {(k if isinstance(k, str) else "-".join(map(str, k)) if isinstance(k, tuple) else str(k)):
+                _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(x) for x in o]
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return {f.name: _jsonable(getattr(o, f.name)) for f in dataclasses.fields(o)}
+    if hasattr(o, "_asdict"):
+        return _jsonable(o._asdict())
+    return o
+
+
+class _Stats:
+    """What the summary needs besides the state, gathered per chunk with NumPy."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.lo: Optional[int] = None
+        self.hi: Optional[int] = None
+        self.resolution = 1             # seconds per commit-count bucket
+        self.commits: Dict[int, int] = {}
+        self.gens: Dict[Tuple[str, int], int] = {}    # (group, generation/epoch) -> first ms
+        self.assignors: set = set()                    # (assignor, group)
+        self.flagged = 0
+        self.flagged_rows: List[Dict[str, Any]] = []
+
+    def _count(self, secs: np.ndarray) -> None:
+        if not len(secs):
+            return
+        u, c = np.unique(secs // self.resolution, return_counts=True)
+        for k, v in zip(u.tolist(), c.tolist()):
+            self.commits[k] = self.commits.get(k, 0) + v
+        if len(self.commits) > _MAX_BUCKETS:       # a long history: minutes, then hours...
+            f = 60 if self.resolution < 3600 else 24
+            merged: Dict[int, int] = {}
+            for k, v in self.commits.items():
+                merged[k // f] = merged.get(k // f, 0) + v
+            self.commits = merged
+            self.resolution *= f
+
+    def flag(self, row: Dict[str, Any]) -> None:
+        self.flagged += 1
+        if len(self.flagged_rows) < FLAGGED_CAP:
+            self.flagged_rows.append(row)
+
+    def add(self, cols: Dict[str, Any], path: Optional[str]) -> None:
+        kind = cols["kind"]
+        ts = cols["timestamp"]
+        data = kind != 3
+        n = int(data.sum())
+        self.records += n
+        if n:
+            t = ts[data]
+            lo, hi = int(t.min()), int(t.max())
+            self.lo = lo if self.lo is None else min(self.lo, lo)
+            self.hi = hi if self.hi is None else max(self.hi, hi)
+        secs = [ts[kind == 0] // 1000]
+        offs = cols["offset"]
+        extra = []
+        for i, rec in cols["other"]:
+            name = rec.type_name
+            if rec.error or rec.unknown or rec.newer_than_known:
+                reason = rec.error or ("unknown record type" if rec.unknown else "value version newer than known")
+                self.flag({"file": path, "position": None, "offset": int(offs[i]),
+                           "record_type": rec.record_type, "reason": reason})
+            if rec.error or rec.value is None:
+                continue
+            if name in _COMMIT_TYPES:
+                extra.append(int(ts[i]) // 1000)
+            field = _EPOCH_TYPES.get(name)
+            if field is not None:
+                gen = rec.value.get(field)
+                gid = rec.group_id
+                if gen is not None and gen > 0 and gid is not None:
+                    k = (gid, int(gen))
+                    t0 = int(ts[i])
+                    if k not in self.gens or t0 < self.gens[k]:
+                        self.gens[k] = t0
+            if name == "GroupMetadata" and rec.value.get("protocol"):
+                self.assignors.add((rec.value["protocol"], rec.group_id))
+            elif name == "ConsumerGroupMemberMetadata" and rec.value.get("serverAssignor"):
+                self.assignors.add((rec.value["serverAssignor"], rec.group_id))
+        if extra:
+            secs.append(np.array(extra, np.int64))
+        self._count(np.concatenate(secs))
+
+
+def _timeline() -> Any:
+    try:
+        from kcodec.offsets.timeline import Timeline  # lands with the report's data
+    except ImportError:
+        return None
+    return Timeline()
+
+
+def _group_summary(g: Any) -> Dict[str, Any]:
+    try:
+        from kcodec.offsets.timeline import group_summary
+    except ImportError:
+        return {}
+    try:
+        return dict(group_summary(g))
+    except Exception:       # the report's extras never sink the fold
+        return {}
+
+
+def rows_of_state(st: Any, part: Optional[str]) -> Iterator[Tuple[str, str]]:
+    """The folded state of one partition as ``(table, JSON)`` rows."""
+    for gid, g in st.groups.items():
+        gd = {"group_id": gid, "type": g.type, "state": g.state, "generation": g.generation,
+              "protocol_type": g.protocol_type, "protocol": g.protocol, "leader": g.leader,
+              "current_state_timestamp": g.current_state_timestamp,
+              "target_assignment_epoch": g.target_assignment_epoch, "members": len(g.members),
+              "offsets": len(g.offsets), "partition": part}
+        extra = _group_summary(g)
+        if extra:
+            gd["summary"] = _jsonable(extra)
+        yield "groups", json.dumps(gd)
+        for mid, m in g.members.items():
+            md = {"group_id": gid, "member_id": mid, "instance_id": m.instance_id, "client_id": m.client_id,
+                  "client_host": m.client_host, "rack_id": m.rack_id,
+                  "session_timeout_ms": m.session_timeout_ms, "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                  "subscribed_topics": m.subscribed_topics, "member_epoch": m.member_epoch,
+                  "assigned": json.dumps(_jsonable(m.assigned)) if m.assigned is not None else None}
+            yield "members", json.dumps(md)
+        for (topic, p), c in g.offsets.items():
+            od = {"group_id": gid, "topic": topic, "partition": p, "offset": c.offset,
+                  "leader_epoch": c.leader_epoch, "metadata": c.metadata,
+                  "commit_timestamp": c.commit_timestamp, "expire_timestamp": c.expire_timestamp,
+                  "log_offset": c.log_offset, "transactional": c.transactional}
+            yield "committed_offsets", json.dumps(od)
+
+
+def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = None
+                   ) -> Iterator[Tuple[str, str]]:
+    """Fold one partition's ``files`` (its segments, in log order, any path
+    :func:`kcodec.spark._scan.open_input` opens) and yield its ``(table, JSON)`` rows:
+    ``groups``, ``members``, ``committed_offsets`` and one ``partitions`` row (summary,
+    counts for the time series, flagged rows, the report's timeline)."""
+    from kcodec.log import DEFAULT_CHUNK
+    from kcodec.offsets import Folder
+    from kcodec.offsets.columns import iter_offset_columns
+    from ._scan import open_input
+    f = Folder()
+    tl = _timeline()
+    stats = _Stats()
+    corrupt = 0
+    nbytes = 0
+    for path in files:
+        src = open_input(path)
+        try:
+            for cols in iter_offset_columns(src, chunk_size=chunk_size or DEFAULT_CHUNK):
+                for e in cols["errors"]:
+                    corrupt += 1
+                    f.errors.append(str(e))
+                    stats.flag({"file": e.file, "position": e.position, "offset": None,
+                                "record_type": None, "reason": f"{e.reason}: {e.message}"})
+                f.add_columns(cols, partition=part)
+                if tl is not None:
+                    tl.add_columns(cols, partition=part)
+                stats.add(cols, path)
+                nbytes = max(nbytes, int(cols["end"]))
+        finally:
+            src.close()
+    st = f.state()
+    yield from rows_of_state(st, part)
+    timeline = _jsonable(tl.result()) if tl is not None else {}
+    summary = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
+               "aborted_records": st.aborted_records,
+               "open_transactions": sum(st.open_transactions.values()),
+               "unknown_records": {str(k): v for k, v in st.unknown_records.items()}, "errors": st.errors,
+               "corrupt_batches": corrupt, "flagged": stats.flagged, "flagged_rows": stats.flagged_rows,
+               "lo": stats.lo, "hi": stats.hi, "resolution": stats.resolution,
+               "commits": [[k, v] for k, v in sorted(stats.commits.items())],
+               "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
+               "assignors": sorted([a, g] for a, g in stats.assignors),
+               "group_events": timeline.get("group_events", []),
+               "commit_counts": timeline.get("commit_counts", [])}
+    yield "partitions", json.dumps(summary)
+
+
+def fold_rows(items: Iterator[Tuple[str, List[str]]]) -> Iterator[Tuple[str, str]]:
+    """``mapPartitions`` body: the rows of each ``(partition, files)`` of a Spark partition."""
+    for part, files in items:
+        yield from fold_partition(part, files)
+
+
+def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    """``mapInArrow`` body for a Kafka-source dump (rows with ``source``, ``offset``,
+    ``timestamp_ms``, ``key``, ``value``, ``is_control``, ``control_type``,
+    ``is_transactional``, ``producer_id``, sorted by source and offset within the Spark
+    partition): the records stream through :class:`kcodec.offsets.Folder` one source
+    partition at a time, then its ``(table, JSON)`` rows come out."""
+    import pyarrow as pa
+    from kcodec.offsets import Folder, decode_record
+    cur: Optional[str] = None
+    f: Any = None
+    stats = _Stats()
+
+    def flush() -> Any:
+        st = f.state()
+        rows = list(rows_of_state(st, cur))
+        summary = {"partition": cur, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
+                   "aborted_records": st.aborted_records,
+                   "open_transactions": sum(st.open_transactions.values()),
+                   "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
+                   "errors": st.errors, "corrupt_batches": 0, "flagged": stats.flagged,
+                   "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
+                   "resolution": stats.resolution,
+                   "commits": [[k, v] for k, v in sorted(stats.commits.items())],
+                   "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
+                   "assignors": sorted([a, g] for a, g in stats.assignors),
+                   "group_events": [], "commit_counts": []}
+        rows.append(("partitions", json.dumps(summary)))
+        return pa.RecordBatch.from_pydict({"table": [r[0] for r in rows], "data": [r[1] for r in rows]})
+
+    for b in batches:
+        d = b.to_pydict()
+        n = len(d["offset"])
+        for i in range(n):
+            src = d["source"][i]
+            if src != cur:
+                if f is not None:
+                    yield flush()
+                cur, f, stats = src, Folder(), _Stats()
+            off, ts = int(d["offset"][i]), int(d["timestamp_ms"][i])
+            if d["is_control"][i]:
+                f.add(None, partition=cur, offset=off, timestamp=ts, producer_id=int(d["producer_id"][i]),
+                      control=d["control_type"][i])
+                continue
+            key, value = d["key"][i], d["value"][i]
+            rec = decode_record(None if key is None else bytes(key), None if value is None else bytes(value),
+                                errors="report")
+            f.add(rec, partition=cur, offset=off, timestamp=ts, transactional=bool(d["is_transactional"][i]),
+                  producer_id=int(d["producer_id"][i]))
+            stats.records += 1
+            stats.lo = ts if stats.lo is None else min(stats.lo, ts)
+            stats.hi = ts if stats.hi is None else max(stats.hi, ts)
+            cols = {"kind": np.array([2], np.int8), "timestamp": np.array([ts], np.int64),
+                    "offset": np.array([off], np.int64), "other": [(0, rec)]}
+            stats.records -= 1          # add() counts it again
+            stats.add(cols, None)
+    if f is not None:
+        yield flush()
