@@ -15,7 +15,7 @@ from . import features as F
 from kcodec import log
 from .image import MetadataImage, replay
 from .planner import FeatureUpdate, plan
-from .records import dump_lines
+from .dump import write_dump
 from .rewrite import write_bootstrap, write_snapshot
 
 __all__ = ["add_subparsers"]
@@ -43,8 +43,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     for p in args.paths:
         for f in _files(p):
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            for line in dump_lines(f, display_name=shown):
-                out.write(line + "\n")
+            write_dump(f, out, display_name=shown)
     return 0
 
 
