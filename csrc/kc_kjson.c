@@ -66,6 +66,24 @@ typedef struct {
 
 static int kj_struct(kj *k, int sidx, size_t *i);
 
+/* A number's text: the small ones (most replica ids, -1 sentinels) without write_i64. */
+static inline char *put_num(char *p, int64_t v)
+{
+    if ((uint64_t)v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if ((uint64_t)v < 100) {
+        memcpy(p, DIGITS2 + 2 * v, 2);
+        return p + 2;
+    }
+    if (v == -1) {
+        memcpy(p, "-1", 2);
+        return p + 2;
+    }
+    return p + write_i64(p, v);
+}
+
 static int kj_value(kj *k, int type, int flags, int arg, size_t *i)
 {
     if (type == KC_T_STRUCT && !(flags & KC_F_NULLABLE))
@@ -84,7 +102,7 @@ static int kj_value(kj *k, int type, int flags, int arg, size_t *i)
     case KC_T_INT8: case KC_T_INT16: case KC_T_UINT16: case KC_T_INT32: case KC_T_UINT32:
     case KC_T_INT64:
         NEED(k, 24);
-        k->p += write_i64(k->p, v);
+        k->p = put_num(k->p, v);
         return KC_OK;
     case KC_T_UUID: case KC_T_STRING: case KC_T_BYTES: case KC_T_RECORDS: {
         if (v == 0) {
@@ -309,7 +327,7 @@ static int64_t next_sequence(int32_t seq, int64_t increment)
 
 static char *put_i64(char *p, int64_t v)
 {
-    return p + write_i64(p, v);
+    return put_num(p, v);
 }
 
 /* kafka-dump-log's line of an uncompressed, valid, non-control batch (v2). */
@@ -380,6 +398,10 @@ int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_version
     int64_t *tape = NULL;
     size_t tcap = 0;
     int rc = KC_KD_DONE;
+    /* a batch's records mostly share one timestamp: its text is kept */
+    int64_t last_ts = 0;
+    char ts_text[32];
+    int ts_len = 0;
     *out_len = 0;
     if (n_keys < 0 || n_versions < 0 || st->batch < 0)
         return KC_E_INVALID;
@@ -444,7 +466,12 @@ int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_version
                 LIT(p, " LogAppendTime: ");
             else
                 LIT(p, " CreateTime: ");
-            p = put_i64(p, r->timestamp);
+            if (ts_len == 0 || r->timestamp != last_ts) {
+                last_ts = r->timestamp;
+                ts_len = write_i64(ts_text, last_ts);
+            }
+            memcpy(p, ts_text, 24);
+            p += ts_len;
             LIT(p, " keySize: ");
             p = put_i64(p, r->key_len);
             LIT(p, " valueSize: ");

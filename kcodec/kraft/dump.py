@@ -145,8 +145,9 @@ def _record_text(batch: Any, rec: Any) -> str:
     return line + " payload: " + _payload(mr, rec.offset) + "\n"
 
 
-def _file_pieces(path: str, display_name: Optional[str], block: int) -> Iterator[bytes]:
-    """The dump's text of one file, in pieces of about ``block`` bytes or less."""
+def _file_pieces(path: str, display_name: Optional[str], block: int) -> Iterator[Any]:
+    """The dump's text of one file, in pieces of about ``block`` bytes or less (bytes, or
+    a memoryview valid until the next piece is asked for)."""
     yield ("\n".join(_headers(path, display_name)) + "\n").encode()
     size = os.path.getsize(path)
     valid = 0
@@ -159,7 +160,7 @@ def _file_pieces(path: str, display_name: Optional[str], block: int) -> Iterator
         while True:
             rc, n = _jsonl.kraft_dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
             if n:
-                yield bytes(memoryview(buf)[:n])
+                yield memoryview(buf)[:n]         # (buf is written again after this)
             if rc == _jsonl.DUMP_DONE:
                 break
             if rc == _jsonl.DUMP_FULL:
@@ -201,7 +202,7 @@ def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[st
         from .records import dump_lines
         text = "".join(line + "\n" for line in dump_lines(path, display_name=display_name))
         return iter([text.encode()])
-    return _file_pieces(path, display_name, block)
+    return (bytes(piece) for piece in _file_pieces(path, display_name, block))
 
 
 def write_dump(path: Union[str, "os.PathLike[str]"], out: Any, *,
@@ -211,11 +212,14 @@ def write_dump(path: Union[str, "os.PathLike[str]"], out: Any, *,
     raw: Optional[BinaryIO] = getattr(out, "buffer", None)
     if raw is not None:
         out.flush()
-    for piece in dump_file(path, display_name=display_name):
+    path = os.fspath(path)
+    pieces = (_file_pieces(path, display_name, 1 << 22) if _jsonl is not None
+              else dump_file(path, display_name=display_name))
+    for piece in pieces:
         if raw is not None:
             raw.write(piece)
         elif isinstance(out, io.TextIOBase):
-            out.write(piece.decode())
+            out.write(str(piece, "utf-8"))
         else:
             out.write(piece)
     if raw is not None:
