@@ -125,10 +125,10 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                 continue;
             }
             switch (c->type) {
-            case KC_J_I64: p += write_i64(p, ((const int64_t *)c->values)[i]); break;
-            case KC_J_I32: p += write_i64(p, ((const int32_t *)c->values)[i]); break;
-            case KC_J_I16: p += write_i64(p, ((const int16_t *)c->values)[i]); break;
-            case KC_J_I8: p += write_i64(p, ((const int8_t *)c->values)[i]); break;
+            case KC_J_I64: p += write_num(p, ((const int64_t *)c->values)[i]); break;
+            case KC_J_I32: p += write_num(p, ((const int32_t *)c->values)[i]); break;
+            case KC_J_I16: p += write_num(p, ((const int16_t *)c->values)[i]); break;
+            case KC_J_I8: p += write_num(p, ((const int8_t *)c->values)[i]); break;
             case KC_J_ENUM: {
                 uint8_t code = ((const uint8_t *)c->values)[i];
                 if (code >= c->n_names) {
@@ -247,7 +247,7 @@ int kc_json_write(const kc_jtok *tokens, int64_t n, char *out, int64_t cap, int6
             comma = 1;
             break;
         case KC_JT_INT:
-            p += write_i64(p, t->i);
+            p += write_num(p, t->i);
             comma = 1;
             break;
         default:                   /* KC_JT_RAW */

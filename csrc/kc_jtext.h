@@ -106,6 +106,24 @@ static inline int write_i64(char *p, int64_t v)
     return neg + n;
 }
 
+/* write_i64 with the small values (ids, partitions, epochs, -1 sentinels) on a short path. */
+static inline int write_num(char *p, int64_t v)
+{
+    if ((uint64_t)v < 10) {
+        *p = (char)('0' + v);
+        return 1;
+    }
+    if ((uint64_t)v < 100) {
+        memcpy(p, DIGITS2 + 2 * v, 2);
+        return 2;
+    }
+    if (v == -1) {
+        memcpy(p, "-1", 2);
+        return 2;
+    }
+    return write_i64(p, v);
+}
+
 /* Writes a string's JSON text at p; the caller made room for 2 + 6 bytes per byte. */
 static inline char *write_string_hex(char *p, const unsigned char *s, const unsigned char *e,
                                      const char *hex)

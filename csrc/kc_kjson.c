@@ -66,22 +66,9 @@ typedef struct {
 
 static int kj_struct(kj *k, int sidx, size_t *i);
 
-/* A number's text: the small ones (most replica ids, -1 sentinels) without write_i64. */
 static inline char *put_num(char *p, int64_t v)
 {
-    if ((uint64_t)v < 10) {
-        *p = (char)('0' + v);
-        return p + 1;
-    }
-    if ((uint64_t)v < 100) {
-        memcpy(p, DIGITS2 + 2 * v, 2);
-        return p + 2;
-    }
-    if (v == -1) {
-        memcpy(p, "-1", 2);
-        return p + 2;
-    }
-    return p + write_i64(p, v);
+    return p + write_num(p, v);
 }
 
 static int kj_value(kj *k, int type, int flags, int arg, size_t *i)
