@@ -6,7 +6,7 @@
  * gives, dumped with separators "," and ":"): fields in schema order, tagged fields at
  * their default left out, unknown tagged fields dropped, uuids as base64url without
  * padding, bytes as standard base64.  What the tape means comes from a JSON PLAN that
- * kcodec/_kjson_plan (Python) compiles next to each program; nothing here knows a message.
+ * kcodec.kraft.dump.kjson_plan (Python) compiles from each program; nothing here knows a message.
  *
  * PLAN (int32 words; blob: the key texts and default strings it points into)
  *   [0] KC_KJ_MAGIC  [1] n_structs (= the program's)

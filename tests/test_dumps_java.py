@@ -12,9 +12,7 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
