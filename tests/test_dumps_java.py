@@ -111,3 +111,16 @@ def test_tape_writer_refuses_a_plan_of_another_program():
     plan, blob = kjson_plan(a)
     with pytest.raises(ValueError):
         _jsonl.KafkaJson(np.frombuffer(b.code, np.int32), plan, blob)
+
+
+def test_kraft_dump_prints_a_bad_crc_batch_as_kafka_does(tmp_path):
+    """Kafka's tool prints a batch whose CRC fails (isvalid: false) with its records: so do
+    we (the oracle: the committed log with byte 200 flipped, dumped by DumpLogSegments)."""
+    data = bytearray(KRAFT_LOG.read_bytes())
+    data[200] ^= 0x01
+    seg = tmp_path / KRAFT_LOG.name
+    seg.write_bytes(bytes(data))
+    want = gzip.decompress((DATA / "kraft" / "kafka-dump-log-badcrc.txt.gz").read_bytes())
+    assert b"isvalid: false" in want
+    assert b"".join(dump_file(seg, display_name=KRAFT_LOG.name)) == want
+    assert "".join(line + "\n" for line in dump_lines(seg, display_name=KRAFT_LOG.name)).encode() == want

@@ -123,7 +123,8 @@ def _types() -> Any:
 def _headers(path: str, display_name: Optional[str]) -> List[str]:
     base = os.path.basename(path)
     out = [f"Dumping {display_name if display_name is not None else path}"]
-    if base.endswith(".log"):
+    if base.endswith(".log") and base.split(".")[0].isdigit():
+        # (Kafka's tool dies with a NumberFormatException on other names: none printed here)
         out.append(f"Log starting offset: {int(base.split('.')[0])}")
     elif base.endswith(".checkpoint"):
         if base == "bootstrap.checkpoint":
