@@ -13,6 +13,9 @@ Then Kafka's own tool prints the oracle (needs the 4.1.1 jars; run by hand, not 
     java -cp "/work/kafka-jars/*" kafka.tools.DumpLogSegments --cluster-metadata-decoder \\
         --files tests/data/dumps/kraft/00000000000000000000.log > kafka-dump-log.txt
     gzip -9n kafka-dump-log.txt   (-> tests/data/dumps/kraft/kafka-dump-log.txt.gz)
+
+kafka-dump-log-badcrc.txt.gz is the same for a copy of the log with byte 200 flipped (a
+batch whose CRC fails; tests/test_dumps_java.py makes the copy), dumped under the same name.
 """
 from __future__ import annotations
 
