@@ -1,108 +1,14 @@
 /* JSON lines from columns (see kc_jsonl.h). */
 #include "kc_jsonl.h"
 #include "kc_status.h"
+#include "kc_jtext.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Python's json escapes: the two-character forms, \u00XX (lowercase hex) for the
- * other control characters; everything else (non-ASCII included) as it is. */
-static const char HEX[] = "0123456789abcdef";
-
-static int needs_escape(unsigned char c)
-{
-    return c < 0x20 || c == '"' || c == '\\';
-}
-
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* Whether any of the 8 bytes of x is < 0x20, '"' or '\\' (exact: each test is the classic
- * "has a byte less than n" / "has a zero byte" word trick, which never misses one). */
-static int word_needs_escape(uint64_t x)
-{
-    uint64_t ctl = (x - ONES * 0x20) & ~x;
-    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ctl) & HIGHS ? 1 : 0;
-}
-
 /* Bytes written past a row's own text at most (fixed-size copies); every room check
  * includes them. */
 #define SLACK 64
-
-static const char DIGITS2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-static const uint64_t POW10[20] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
-
-/* Decimal digits of u (1 for 0): from its bit length where the compiler says it. */
-static int n_digits(uint64_t u)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    uint64_t w = u | 1;
-    int t = ((64 - __builtin_clzll(w)) * 1233) >> 12;    /* ~ bits * log10(2) */
-    return t - (w < POW10[t]) + 1;
-#else
-    int n = 1;
-    while (n < 20 && u >= POW10[n])
-        n++;
-    return n;
-#endif
-}
-
-static inline void put2(char *q, uint32_t v)
-{
-    memcpy(q, DIGITS2 + 2 * v, 2);
-}
-
-/* Eight digits of v < 10^8 at q, in 32-bit arithmetic. */
-static inline void put8(char *q, uint32_t v)
-{
-    uint32_t hi = v / 10000, lo = v % 10000;
-    put2(q, hi / 100);
-    put2(q + 2, hi % 100);
-    put2(q + 4, lo / 100);
-    put2(q + 6, lo % 100);
-}
-
-/* The n (1..8) digits of v < 10^n at p, with no branch on n: all eight are formed, the
- * last n copied in one 8-byte step (up to 8 bytes written: the caller's slack). */
-static inline void put_short(char *p, uint32_t v, int n)
-{
-    char tmp[16];
-    put8(tmp, v);
-    memset(tmp + 8, '0', 8);
-    memcpy(p, tmp + 8 - n, 8);
-}
-
-/* Decimal text of v at p; returns the length.  Writes up to 24 bytes whatever the length
- * (the caller's slack). */
-static inline int write_i64(char *p, int64_t v)
-{
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int neg = v < 0;
-    *p = '-';
-    p += neg;
-    int n = n_digits(u);
-    if (n <= 8) {
-        put_short(p, (uint32_t)u, n);
-    } else if (n <= 16) {
-        put_short(p, (uint32_t)(u / 100000000u), n - 8);
-        put8(p + n - 8, (uint32_t)(u % 100000000u));
-    } else {
-        uint64_t hi = u / 100000000u;
-        put_short(p, (uint32_t)(hi / 100000000u), n - 16);
-        put8(p + n - 16, (uint32_t)(hi % 100000000u));
-        put8(p + n - 8, (uint32_t)(u % 100000000u));
-    }
-    return neg + n;
-}
 
 /* A short literal: whole 16-byte steps (the source is padded, the output has slack). */
 static char *copy_lit(char *p, const char *lit, int32_t n)
@@ -140,44 +46,6 @@ static int64_t static_room(const kc_jcol *c)
     default:
         return -1;
     }
-}
-
-/* Writes a string's JSON text at p; the caller made room for 2 + 6 bytes per byte. */
-static inline char *write_string(char *p, const unsigned char *s, const unsigned char *e)
-{
-    *p++ = '"';
-    while (s < e) {
-        const unsigned char *run = s;
-        while (e - s >= 8) {
-            uint64_t x;
-            memcpy(&x, s, 8);
-            if (word_needs_escape(x))
-                break;
-            s += 8;
-        }
-        while (s < e && !needs_escape(*s))
-            s++;
-        memcpy(p, run, (size_t)(s - run));
-        p += s - run;
-        if (s == e)
-            break;
-        unsigned char ch = *s++;
-        *p++ = '\\';
-        switch (ch) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
-        default:
-            *p++ = 'u'; *p++ = '0'; *p++ = '0';
-            *p++ = HEX[ch >> 4]; *p++ = HEX[ch & 15];
-        }
-    }
-    *p++ = '"';
-    return p;
 }
 
 int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
@@ -257,10 +125,10 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                 continue;
             }
             switch (c->type) {
-            case KC_J_I64: p += write_i64(p, ((const int64_t *)c->values)[i]); break;
-            case KC_J_I32: p += write_i64(p, ((const int32_t *)c->values)[i]); break;
-            case KC_J_I16: p += write_i64(p, ((const int16_t *)c->values)[i]); break;
-            case KC_J_I8: p += write_i64(p, ((const int8_t *)c->values)[i]); break;
+            case KC_J_I64: p += write_num(p, ((const int64_t *)c->values)[i]); break;
+            case KC_J_I32: p += write_num(p, ((const int32_t *)c->values)[i]); break;
+            case KC_J_I16: p += write_num(p, ((const int16_t *)c->values)[i]); break;
+            case KC_J_I8: p += write_num(p, ((const int8_t *)c->values)[i]); break;
             case KC_J_ENUM: {
                 uint8_t code = ((const uint8_t *)c->values)[i];
                 if (code >= c->n_names) {
@@ -379,7 +247,7 @@ int kc_json_write(const kc_jtok *tokens, int64_t n, char *out, int64_t cap, int6
             comma = 1;
             break;
         case KC_JT_INT:
-            p += write_i64(p, t->i);
+            p += write_num(p, t->i);
             comma = 1;
             break;
         default:                   /* KC_JT_RAW */

@@ -12,11 +12,12 @@ from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
+from kcodec import log
 from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
 from kcodec.errors import InvalidArgumentError
 from .image import MetadataImage, replay
 from .planner import FeatureUpdate, plan
-from .records import dump_lines
+from .dump import write_dump
 from .rewrite import write_bootstrap, write_snapshot
 
 __all__ = ["add_subparsers"]
@@ -40,9 +41,8 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     for p, fs in files:
         for f in fs:
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            for line in dump_lines(f, display_name=shown, errors=errors):
-                out.write(line + "\n")
-    for e in errors:         # their records are not shown: damaged bytes
+            write_dump(f, out, display_name=shown, errors=errors)
+    for e in errors:         # printed as Kafka's tool prints them (isvalid: false), flagged here
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
     return EXIT_DATA if errors else EXIT_OK
 

@@ -193,21 +193,79 @@ def to_json(name: str, value: dict, version: int) -> str:
                       ensure_ascii=False)
 
 
+_CTRL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _jackson(text: str) -> str:
+    """json.dumps' text as Jackson writes it: control characters as ``\\u001F`` (upper-case
+    hex), the only difference for the values a converter gives (floats aside)."""
+    if "\\u00" not in text:
+        return text
+    return _CTRL_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+
+
+def _short(raw: bytes, pos: int, entity: str) -> Tuple[int, int]:
+    """AbstractApiMessageSerde.unsignedIntToShort: Java's readUnsignedVarint (at most 5
+    bytes, an int), then the check against Short.MAX_VALUE; MetadataParseException's text."""
+    v, shift = 0, 0
+    while True:
+        if pos >= len(raw) or shift > 28:
+            raise ValueError(f"Error while reading {entity}")
+        b = raw[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    v = (v & 0xFFFFFFFF) - (1 << 32) if v & 0x80000000 else v & 0xFFFFFFFF
+    if v > 0x7FFF:
+        raise ValueError(f"Value for {entity} was too large.")
+    return (v + 0x8000) % 0x10000 - 0x8000, pos
+
+
+def kafka_read_error(raw: Optional[bytes]) -> str:
+    """What Kafka's MetadataRecordSerde says of a value it cannot read (the dump prints it
+    after ``Error at OFFSET, skipping.``)."""
+    raw = raw or b""
+    try:
+        fv, pos = _short(raw, 0, "frame version")
+        if fv == 0:
+            return ("Could not deserialize metadata record with frame version 0. Note that upgrades "
+                    "from the preview release of KRaft in 2.8 to newer versions are not supported.")
+        if fv != 1:
+            return (f"Could not deserialize metadata record due to unknown frame version {fv}"
+                    "(only frame version 1 is supported)")
+        key, pos = _short(raw, pos, "type")
+        ver, pos = _short(raw, pos, "version")
+    except ValueError as e:
+        return str(e)
+    name = RECORD_TYPES.get(key)
+    if name is None:
+        return f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {key}"
+    try:
+        d = kcodec.read(name, raw, ver, newer="latest", trailing="allow", offset=pos)
+    except (CodecError, ValueError):
+        return f"Failed to deserialize record with type {key}"
+    if d.trailing:
+        return f"Found {len(d.trailing)} byte(s) of garbage after {key}"
+    return f"Failed to deserialize record with type {key}"
+
+
 def _payload(mr: MetadataRecord, offset: int) -> str:
     if mr.status in ("ok", "newer_version"):
-        data = to_json(mr.type, mr.value, mr.version)   # type: ignore[arg-type]
+        data = _jackson(to_json(mr.type, mr.value, mr.version))   # type: ignore[arg-type]
         return ('{"type":"%s","version":%d,"data":%s}'
                 % (record_type_name(mr.api_key), mr.version, data))   # type: ignore[arg-type]
-    return f"Error at {offset}, skipping. {mr.error}"
+    return f"Error at {offset}, skipping. {kafka_read_error(mr.raw)}"
 
 
 def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
                errors: Optional[List[Any]] = None) -> Iterator[str]:
     """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
     one segment or snapshot file (``display_name`` replaces the path in "Dumping ...").
-    A corrupt batch's line says ``isvalid: false`` and none of its records follows (they
-    are damaged bytes, see :mod:`kcodec.log`); ``errors``, a list, collects each one's
-    :class:`kcodec.log.BatchError`."""
+    A corrupt batch is printed as Kafka's tool prints it: its line says ``isvalid: false``
+    and the records that could be read follow (the log is read with ``salvage=True``, a
+    forensic view); ``errors``, a list, collects each one's :class:`kcodec.log.BatchError`.
     path = os.fspath(path)
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
@@ -223,7 +281,7 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
                 yield f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}"
     valid = 0
     size = os.path.getsize(path)
-    for batch in log.iter_batches(path):
+    for batch in log.iter_batches(path, salvage=True):
         if batch.error is not None and errors is not None:
             errors.append(batch.error)
         if batch.error is not None and batch.error.reason == "truncated":
@@ -252,7 +310,7 @@ def _control_text(rec: Any) -> str:
         return f" endTxnMarker: {'COMMIT' if ctype == 1 else 'ABORT'} coordinatorEpoch: {epoch}"
     if name is not None and value is not None:
         label = CONTROL_MESSAGES[ctype][0]
-        return f" {label} {to_json(name, value, 0)}"
+        return f" {label} {_jackson(to_json(name, value, 0))}"
     if err is not None:
         return f" controlType: {log.CONTROL_TYPES.get(ctype, 'UNKNOWN')}({ctype}) error: {err}"
     return f" controlType: {log.CONTROL_TYPES.get(ctype, 'UNKNOWN')}({ctype})"

@@ -25,15 +25,19 @@ def _jbool(v: Any) -> str:
     return "true" if v else "false"
 
 
-def _int32_wrap(v: int) -> int:
-    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+def _next_sequence(seq: int, increment: int) -> int:
+    """Kafka's DefaultRecordBatch.incrementSequence: sequences wrap from Integer.MAX_VALUE
+    to 0, not to Integer.MIN_VALUE."""
+    if seq > 0x7FFFFFFF - increment:
+        return increment - (0x7FFFFFFF - seq) - 1
+    return seq + increment
 
 
 def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
     """kafka-dump-log's line for one batch (``position``: what to show as its position;
-    default the batch's own).  ``lastSequence`` wraps as Java's int does."""
+    default the batch's own).  ``lastSequence`` wraps to 0 past Integer.MAX_VALUE, as Kafka's does."""
     last_seq = (-1 if batch.base_sequence == -1
-                else _int32_wrap(batch.base_sequence + batch.last_offset_delta))
+                else _next_sequence(batch.base_sequence, batch.last_offset_delta))
     horizon = (f"OptionalLong[{batch.base_timestamp}]" if batch.attributes & 0x40
                else "OptionalLong.empty")
     return ("baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d "
@@ -53,7 +57,7 @@ def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
 def record_line(batch: RecordBatch, rec: Record) -> str:
     """kafka-dump-log's ``| offset: ...`` line for one record, up to ``headerKeys``."""
     seq = (-1 if batch.base_sequence == -1
-           else _int32_wrap(batch.base_sequence + rec.offset - batch.base_offset))
+           else _next_sequence(batch.base_sequence, rec.offset - batch.base_offset))
     return ("| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]" % (
         rec.offset, _TS_TYPE[(batch.attributes >> 3) & 1], rec.timestamp,
         -1 if rec.key is None else len(rec.key), -1 if rec.value is None else len(rec.value),
