@@ -27,8 +27,11 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
+import numpy as np
+
 import kcodec
-from kcodec._java import hash_order, java_string_hash, java_string_key, task_id_hash
+from kcodec._java import (hash_order, java_string_key, string_hashes, task_id_hash, task_id_hashes,
+                          topic_partition_hashes)
 from kcodec.consumer import TopicPartition
 from kcodec.errors import EncodeError
 from kcodec.framing import Reader, VersionPrefix, Writer
@@ -193,13 +196,20 @@ def decode_subscription(data: Any) -> SubscriptionInfo:
 
 def _task_set_order(tasks: List[TaskId]) -> List[TaskId]:
     # Kafka 4.1.1 SubscriptionInfo (v1-v6): prevTasks/standbyTasks are fresh HashSet<TaskId>s
-    return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
-                                         [task_sort_key(t) for t in tasks])]
+    n = len(tasks)
+    if any(t[2] is not None for t in tasks):
+        return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
+                                             [task_sort_key(t) for t in tasks])]
+    sub = np.fromiter((t[0] for t in tasks), np.int64, n)
+    part = np.fromiter((t[1] for t in tasks), np.int64, n)
+    # unnamed TaskId.compareTo: subtopology, then partition (both int32), as one int64
+    return [tasks[i] for i in hash_order(task_id_hashes(sub, part), sub * (1 << 32) + (part + (1 << 31)))]
 
 
 def _subtopology_order(subtopologies: List[int]) -> List[int]:
     # v7-v9: offset sums grouped with HashMap<Integer, List>.computeIfAbsent(subtopology)
-    return [subtopologies[i] for i in hash_order(subtopologies, subtopologies, compute_if_absent=True)]
+    return [subtopologies[i] for i in hash_order(subtopologies, np.asarray(subtopologies, dtype=np.int64),
+                                                 compute_if_absent=True)]
 
 
 def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -> bytes:
@@ -486,15 +496,17 @@ def _dictionary(a: AssignmentInfo) -> List[Tuple[int, str]]:
     # numbered in that set's order into a HashMap<String, Integer>, written in its order
     maps = [a.partitions_by_host] + ([a.standby_partitions_by_host] if a.version >= 6 else [])
     tps = list(dict.fromkeys(tp for m in maps for ps in m.values() for tp in ps))
-    name_hash: Dict[str, int] = {}
-    hashes = []
-    for tp in tps:
-        h = name_hash.get(tp.topic)
-        if h is None:
-            h = name_hash[tp.topic] = java_string_hash(tp.topic)
-        hashes.append((31 * (31 + tp.partition) + h))
-    topics = list(dict.fromkeys(tps[i].topic for i in hash_order(hashes)))
-    order = hash_order([name_hash[t] for t in topics], [java_string_key(t) for t in topics])
+    names = list(dict.fromkeys(tp[0] for tp in tps))
+    num = {t: i for i, t in enumerate(names)}
+    tidx = np.fromiter((num[tp[0]] for tp in tps), np.int64, len(tps))
+    part = np.fromiter((tp[1] for tp in tps), np.int64, len(tps))
+    name_hash = string_hashes(names)
+    # topics numbered in the order of their first partition in the HashSet<TopicPartition>
+    seen = tidx[hash_order(topic_partition_hashes(name_hash[tidx], part))]
+    _, first = np.unique(seen, return_index=True)
+    by_set = np.unique(seen)[np.argsort(first, kind="stable")]
+    topics = [names[i] for i in by_set.tolist()]
+    order = hash_order(name_hash[by_set], [java_string_key(t) for t in topics])
     return [(i, topics[i]) for i in order]
 
 

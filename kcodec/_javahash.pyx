@@ -1,0 +1,75 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled twin of :mod:`kcodec._java`'s HashMap model (csrc/kc_javahash.c) and of
+``String.hashCode`` for many strings at once.  Use through :mod:`kcodec._java`."""
+from libc.stdint cimport int32_t, int64_t, uint32_t
+
+import numpy as np
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
+
+cdef extern from "kc_javahash.h":
+    int32_t KC_JH_NO_RANK
+    int KC_JH_PUT, KC_JH_COMPUTE_IF_ABSENT, KC_JH_ENOMEM
+    int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
+                          int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity) nogil
+
+NO_RANK = KC_JH_NO_RANK
+
+
+def hash_order(const int32_t[::1] hash_codes, const int32_t[::1] ranks=None, int64_t initial_capacity=-1,
+               bint compute_if_absent=False):
+    """Indexes of distinct keys (``hashCode``s in insertion order) in the iteration order
+    of the ``java.util.HashMap`` they were added to (see kc_javahash.h), as int32."""
+    cdef int32_t n = <int32_t>hash_codes.shape[0]
+    if ranks is not None and ranks.shape[0] != n:
+        raise ValueError("ranks and hash_codes differ in length")
+    out = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int64_t cap = 0
+    cdef const int32_t *rk = NULL if ranks is None else &ranks[0] if n else NULL
+    cdef const int32_t *hc = &hash_codes[0] if n else NULL
+    cdef int mode = KC_JH_COMPUTE_IF_ABSENT if compute_if_absent else KC_JH_PUT
+    cdef int rc
+    with nogil:
+        rc = kc_javahash_order(n, hc, rk, initial_capacity, mode, &o[0] if n else NULL, &cap)
+    if rc == KC_JH_ENOMEM:
+        raise MemoryError("HashMap model")
+    if rc != 0:
+        raise ValueError(f"HashMap model: invalid input (initial capacity {initial_capacity})")
+    return out
+
+
+cdef inline int32_t _hash(str s):
+    # String.hashCode over UTF-16 code units: a code point above U+FFFF is its surrogate pair
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void *data = PyUnicode_DATA(s)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(s)
+    cdef uint32_t h = 0, c
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c >= 0x10000:
+            c -= 0x10000
+            h = 31u * h + (0xD800u + (c >> 10))
+            c = 0xDC00u + (c & 0x3FFu)
+        h = 31u * h + c
+    return <int32_t>h
+
+
+def string_hash(str s):
+    """``String.hashCode`` of ``s``."""
+    return _hash(s)
+
+
+def string_hashes(strings):
+    """``String.hashCode`` of each string, as an int32 array."""
+    cdef list ss = list(strings)
+    cdef Py_ssize_t i, n = len(ss)
+    out = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    for i in range(n):
+        o[i] = _hash(<str>ss[i])
+    return out
