@@ -39,6 +39,7 @@ def old_protocol():
         return None
     spec = importlib.util.spec_from_loader("kcodec.streams._protocol_d328435", loader=None)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod          # dataclasses look their module up
     exec(compile(src, f"{OLD}:protocol.py", "exec"), mod.__dict__)
     return mod
 

@@ -348,3 +348,30 @@ int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks
     free(m.nd);
     return rc;
 }
+
+int32_t kc_javahash_distinct(int32_t n, const int64_t *keys, int32_t *first)
+{
+    if (n < 0) return KC_JH_EINVAL;
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)n) size <<= 1;
+    int32_t *slot = malloc((size_t)size * sizeof *slot);       /* open addressing, -1: empty */
+    if (!slot) return KC_JH_ENOMEM;
+    memset(slot, 0xff, (size_t)size * sizeof *slot);
+    int32_t count = 0;
+    for (int32_t i = 0; i < n; i++) {
+        uint64_t z = (uint64_t)keys[i] + 0x9E3779B97F4A7C15u;  /* splitmix64 finaliser */
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+        z ^= z >> 31;
+        for (uint64_t j = z & (size - 1);; j = (j + 1) & (size - 1)) {
+            if (slot[j] < 0) {
+                slot[j] = i;
+                first[count++] = i;
+                break;
+            }
+            if (keys[slot[j]] == keys[i]) break;
+        }
+    }
+    free(slot);
+    return count;
+}

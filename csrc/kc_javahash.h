@@ -35,4 +35,9 @@ enum {
 int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
                       int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity);
 
+/* The indexes of the first occurrence of each distinct value of keys[0..n), ascending, into
+ * first[]; returns their count, or KC_JH_ENOMEM / KC_JH_EINVAL (n < 0).  What a HashSet keeps
+ * when keys are added in index order (equal keys: equal values). */
+int32_t kc_javahash_distinct(int32_t n, const int64_t *keys, int32_t *first);
+
 #endif

@@ -11,7 +11,7 @@ from here::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,7 +22,8 @@ _jh = _ext.load("kcodec._javahash")
 
 __all__ = ["java_string_key", "java_string_hash", "string_hashes", "java_hashmap_capacity", "java_hashmap_order",
            "int32", "java_long_hash", "java_uuid_hash", "java_objects_hash", "task_id_hash",
-           "topic_partition_hash", "task_id_hashes", "topic_partition_hashes", "spread", "table_size_for", "copy_capacity", "JavaHashMap",
+           "topic_partition_hash", "task_id_hashes", "topic_partition_hashes", "topic_partition_columns", "distinct_first",
+           "spread", "table_size_for", "copy_capacity", "JavaHashMap",
            "hash_order", "hash_order_py", "timeline_hash_order"]
 
 
@@ -132,6 +133,33 @@ def topic_partition_hashes(topic_hashes: Any, partitions: Any) -> np.ndarray:
     p = np.asarray(partitions, dtype=np.int64)
     return ((31 * (31 + p) + np.asarray(topic_hashes, dtype=np.int64))
             & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def topic_partition_columns(groups: Iterable[Iterable[Tuple[str, int]]]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """The ``(topic, partition)`` pairs of ``groups`` (iterables of ``TopicPartition``) as
+    columns: distinct topics in first-seen order, and each pair's topic index and partition
+    (int64 arrays).  Raises OverflowError for a partition beyond int64."""
+    if _jh is not None:
+        return _jh.topic_partition_columns(groups)
+    num: Dict[str, int] = {}
+    ti: List[int] = []
+    pa: List[int] = []
+    for g in groups:
+        for topic, partition in g:
+            ti.append(num.setdefault(topic, len(num)))
+            pa.append(partition)
+    return list(num), np.array(ti, dtype=np.int64), np.array(pa, dtype=np.int64)
+
+
+def distinct_first(keys: np.ndarray) -> np.ndarray:
+    """Indexes of the first occurrence of each distinct value of the int64 array ``keys``,
+    ascending: the keys a ``HashSet`` keeps when they are added in order."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if _jh is not None:
+        return _jh.distinct(keys)
+    first = np.unique(keys, return_index=True)[1]
+    first.sort()
+    return first.astype(np.int32)
 
 
 def spread(h: int) -> int:
@@ -548,22 +576,25 @@ def _tie_ranks(h: np.ndarray, compare_keys: Any) -> Optional[np.ndarray]:
 
 
 def hash_order(hash_codes: Sequence[int], compare_keys: Optional[Sequence[Any]] = None, *,
-               initial_capacity: Optional[int] = None, compute_if_absent: bool = False) -> List[int]:
+               initial_capacity: Optional[int] = None, compute_if_absent: bool = False,
+               array: bool = False) -> Any:
     """Indexes of distinct keys (given by ``hashCode``, in insertion order) in the iteration
     order of the ``java.util.HashMap``/``HashSet`` they were added to.
 
     ``compare_keys``: Python keys ordering as the key class's ``compareTo`` (None when the
     class is not Comparable; a NumPy array of numbers also serves); used only by treeified
     bins.  ``compute_if_absent``: the keys were added with ``computeIfAbsent`` (new keys at
-    the head of their bin, lazy resize).  Runs the compiled model (csrc/kc_javahash.c) when
+    the head of their bin, lazy resize).  A list, or with ``array`` an int32 array.  Runs the compiled model (csrc/kc_javahash.c) when
     built, else :func:`hash_order_py`."""
     if _jh is not None and (initial_capacity is None or 0 <= initial_capacity <= 1 << 30):
-        h = np.asarray(hash_codes, dtype=np.int64).astype(np.int32)
-        return _jh.hash_order(h, _tie_ranks(h, compare_keys),
-                              -1 if initial_capacity is None else initial_capacity,
-                              compute_if_absent).tolist()
-    return hash_order_py(hash_codes, compare_keys, initial_capacity=initial_capacity,
-                         compute_if_absent=compute_if_absent)
+        h = hash_codes if isinstance(hash_codes, np.ndarray) and hash_codes.dtype == np.int32 \
+            else np.asarray(hash_codes, dtype=np.int64).astype(np.int32)
+        out = _jh.hash_order(h, _tie_ranks(h, compare_keys), -1 if initial_capacity is None else initial_capacity,
+                             compute_if_absent)
+        return out if array else out.tolist()
+    order = hash_order_py(hash_codes, compare_keys, initial_capacity=initial_capacity,
+                          compute_if_absent=compute_if_absent)
+    return np.array(order, dtype=np.int32) if array else order
 
 
 def hash_order_py(hash_codes: Sequence[int], compare_keys: Optional[Sequence[Any]] = None, *,

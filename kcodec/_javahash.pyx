@@ -16,6 +16,7 @@ cdef extern from "kc_javahash.h":
     int KC_JH_PUT, KC_JH_COMPUTE_IF_ABSENT, KC_JH_ENOMEM
     int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
                           int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity) nogil
+    int32_t kc_javahash_distinct(int32_t n, const int64_t *keys, int32_t *first) nogil
 
 NO_RANK = KC_JH_NO_RANK
 
@@ -41,6 +42,20 @@ def hash_order(const int32_t[::1] hash_codes, const int32_t[::1] ranks=None, int
     if rc != 0:
         raise ValueError(f"HashMap model: invalid input (initial capacity {initial_capacity})")
     return out
+
+
+def distinct(const int64_t[::1] keys):
+    """Indexes of the first occurrence of each distinct value of ``keys``, ascending (int32)."""
+    cdef int32_t n = <int32_t>keys.shape[0], k
+    out = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    if n == 0:
+        return out
+    with nogil:
+        k = kc_javahash_distinct(n, &keys[0], &o[0])
+    if k < 0:
+        raise MemoryError("distinct")
+    return out[:k]
 
 
 cdef inline int32_t _hash(str s):
@@ -73,3 +88,33 @@ def string_hashes(strings):
     for i in range(n):
         o[i] = _hash(<str>ss[i])
     return out
+
+
+def topic_partition_columns(groups):
+    """The ``(topic, partition)`` pairs of ``groups`` (iterables of pairs) as columns:
+    distinct topics in first-seen order, and each pair's topic index and partition (int64)."""
+    cdef dict num = {}
+    cdef list names = []
+    cdef list rows = [g if isinstance(g, list) else list(g) for g in groups]
+    cdef Py_ssize_t total = 0, k = 0, i, n
+    cdef list g
+    for g in rows:
+        total += len(g)
+    tidx = np.empty(total, dtype=np.int64)
+    part = np.empty(total, dtype=np.int64)
+    cdef int64_t[::1] ti = tidx, pa = part
+    cdef object idx, x
+    cdef tuple tp
+    for g in rows:
+        n = len(g)
+        for i in range(n):
+            x = g[i]
+            tp = <tuple>x if isinstance(x, tuple) else tuple(x)
+            idx = num.get(tp[0])
+            if idx is None:
+                idx = num[tp[0]] = len(names)
+                names.append(tp[0])
+            ti[k] = <int64_t>idx
+            pa[k] = <int64_t>tp[1]
+            k += 1
+    return names, tidx, part

@@ -31,7 +31,7 @@ import numpy as np
 
 import kcodec
 from kcodec._java import (hash_order, java_string_key, string_hashes, task_id_hash, task_id_hashes,
-                          topic_partition_hashes)
+                          distinct_first, topic_partition_columns, topic_partition_hashes)
 from kcodec.consumer import TopicPartition
 from kcodec.errors import EncodeError
 from kcodec.framing import Reader, VersionPrefix, Writer
@@ -495,16 +495,18 @@ def _dictionary(a: AssignmentInfo) -> List[Tuple[int, str]]:
     # encoded (v5: partitionsByHost only) collected into a HashSet<TopicPartition>; topics
     # numbered in that set's order into a HashMap<String, Integer>, written in its order
     maps = [a.partitions_by_host] + ([a.standby_partitions_by_host] if a.version >= 6 else [])
-    tps = list(dict.fromkeys(tp for m in maps for ps in m.values() for tp in ps))
-    names = list(dict.fromkeys(tp[0] for tp in tps))
-    num = {t: i for i, t in enumerate(names)}
-    tidx = np.fromiter((num[tp[0]] for tp in tps), np.int64, len(tps))
-    part = np.fromiter((tp[1] for tp in tps), np.int64, len(tps))
+    try:
+        names, tidx, part = topic_partition_columns(ps for m in maps for ps in m.values())
+    except OverflowError:
+        raise EncodeError("a partition does not fit int32", message=_ASG, version=a.version,
+                          path="partitionsByHost") from None
+    # the HashSet<TopicPartition>: each distinct pair once, in first-seen order
+    first = distinct_first((tidx << 32) | (part & 0xFFFFFFFF))
+    tidx, part = tidx[first], part[first]
     name_hash = string_hashes(names)
     # topics numbered in the order of their first partition in the HashSet<TopicPartition>
-    seen = tidx[hash_order(topic_partition_hashes(name_hash[tidx], part))]
-    _, first = np.unique(seen, return_index=True)
-    by_set = np.unique(seen)[np.argsort(first, kind="stable")]
+    seen = tidx[hash_order(topic_partition_hashes(name_hash[tidx], part), array=True)]
+    by_set = seen[distinct_first(seen)]
     topics = [names[i] for i in by_set.tolist()]
     order = hash_order(name_hash[by_set], [java_string_key(t) for t in topics])
     return [(i, topics[i]) for i in order]
