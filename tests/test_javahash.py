@@ -21,7 +21,7 @@ native = pytest.mark.skipif(jv._jh is None, reason="kcodec._javahash not built")
 def fills(draw):
     """Distinct keys with a few hash codes (equal hashes: compareTo ties) or hash codes that
     share their low bits (one bin at every table size, then split on resize)."""
-    n = draw(st.integers(0, 400))
+    n = draw(st.integers(0, 300))
     kind = draw(st.sampled_from(["few", "low_bits", "wide"]))
     if kind == "few":
         pool = draw(st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=6))
@@ -46,7 +46,7 @@ def fills(draw):
 
 
 @native
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(fills())
 def test_compiled_model_is_the_python_model(fill):
     hashes, keys, init, cia = fill
@@ -57,14 +57,14 @@ def test_compiled_model_is_the_python_model(fill):
 
 
 @native
-@pytest.mark.parametrize("n", [7, 8, 9, 13, 48, 49, 64, 65, 97, 200])
+@pytest.mark.parametrize("n", [7, 8, 9, 13, 49, 65, 200])
 @pytest.mark.parametrize("cia", [False, True])
 def test_treeify_thresholds_and_resizes(n, cia):
     # one hash code (a single bin: treeified at 8 once the table has 64 slots), and hash codes
     # 2**k apart in one bin that resizes split across untreeify (6) and treeify sizes
     for hashes in ([12345] * n, [(i % 13) << 16 for i in range(n)], [i << 20 for i in range(n)]):
         keys = list(range(n))[::-1]
-        for init in (None, 0, 1, 16, 64, 1000):
+        for init in (None, 0, 16, 1000):
             assert (jv.hash_order(hashes, keys, initial_capacity=init, compute_if_absent=cia)
                     == jv.hash_order_py(hashes, keys, initial_capacity=init, compute_if_absent=cia))
 

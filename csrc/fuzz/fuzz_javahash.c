@@ -10,6 +10,7 @@
  *     in ascending bucket order, and the table holds the keys within its load factor;
  *   - puts whose hashes are all distinct modulo 64 never treeify: their order is the stable
  *     sort by bucket;
+ *   - kc_javahash_distinct keeps exactly the first occurrence of each value, in order;
  *   - bad arguments give KC_JH_EINVAL, not a result.
  *
  * Standalone random driver:
@@ -81,6 +82,18 @@ static void run_one(const uint8_t *data, size_t size)
                 check(a < b || (a == b && order[k - 1] < order[k]), "plain bins not in insertion order");
             }
     }
+    static int64_t keys[MAX_N];
+    static int32_t first[MAX_N];
+    for (int32_t i = 0; i < n; i++) keys[i] = (int64_t)hc[i] * (rk[i] & 3);
+    int32_t k = kc_javahash_distinct(n, keys, first), at = 0;
+    check(k >= 0 && k <= n, "distinct count out of range");
+    for (int32_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (int32_t j = 0; j < i && !dup; j++) dup = keys[j] == keys[i];
+        if (!dup) check(at < k && first[at++] == i, "distinct missed a first occurrence");
+    }
+    check(at == k, "distinct kept a repeat");
+    check(kc_javahash_distinct(-1, keys, first) == KC_JH_EINVAL, "distinct: n < 0 accepted");
     check(kc_javahash_order(-1, hc, NULL, -1, KC_JH_PUT, order, NULL) == KC_JH_EINVAL, "n < 0 accepted");
     check(kc_javahash_order(n, hc, NULL, -1, 7, order, NULL) == KC_JH_EINVAL, "bad mode accepted");
     check(kc_javahash_order(n, hc, NULL, (int64_t)KC_JH_MAX_CAPACITY + 1, KC_JH_PUT, order, NULL)
