@@ -22,7 +22,7 @@ typedef struct {
 
 typedef struct {
     node *nd;
-    const int32_t *rank;
+    const int64_t *rank;
     int32_t *tab;
     int64_t cap;                        /* 0: no table yet */
     int64_t threshold;
@@ -44,7 +44,7 @@ static int direction(const map *m, int32_t x, int32_t p)
     if (ph > h) return -1;
     if (ph < h) return 1;
     if (m->rank) {
-        int32_t a = m->rank[x], b = m->rank[p];
+        int64_t a = m->rank[x], b = m->rank[p];
         if (a != KC_JH_NO_RANK && b != KC_JH_NO_RANK) {
             if (a < b) return -1;
             if (b < a) return 1;
@@ -318,7 +318,7 @@ static int64_t table_size_for(int64_t c)
     return n;
 }
 
-int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
+int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int64_t *ranks,
                       int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity)
 {
     if (n < 0 || (mode != KC_JH_PUT && mode != KC_JH_COMPUTE_IF_ABSENT)

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define KC_JH_NO_RANK INT32_MIN
+#define KC_JH_NO_RANK INT64_MIN
 #define KC_JH_MAX_CAPACITY (1 << 30)   /* HashMap.MAXIMUM_CAPACITY */
 
 enum {
@@ -32,7 +32,7 @@ enum {
 /* Write to order[0..n) the indexes of the n keys in iteration order and, when `capacity` is
  * not NULL, the final table size there.  initial_capacity < 0: `new HashMap<>()`; else
  * `new HashMap<>(initial_capacity)` (tableSizeFor on the first resize). */
-int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
+int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int64_t *ranks,
                       int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity);
 
 /* The indexes of the first occurrence of each distinct value of keys[0..n), ascending, into

@@ -22,7 +22,7 @@ _jh = _ext.load("kcodec._javahash")
 
 __all__ = ["java_string_key", "java_string_hash", "string_hashes", "java_hashmap_capacity", "java_hashmap_order",
            "int32", "java_long_hash", "java_uuid_hash", "java_objects_hash", "task_id_hash",
-           "topic_partition_hash", "task_id_hashes", "topic_partition_hashes", "topic_partition_columns", "distinct_first",
+           "topic_partition_hash", "task_id_hashes", "topic_partition_hashes", "topic_partition_columns", "distinct_first", "task_set_order",
            "spread", "table_size_for", "copy_capacity", "JavaHashMap",
            "hash_order", "hash_order_py", "timeline_hash_order"]
 
@@ -149,6 +149,17 @@ def topic_partition_columns(groups: Iterable[Iterable[Tuple[str, int]]]) -> Tupl
             ti.append(num.setdefault(topic, len(num)))
             pa.append(partition)
     return list(num), np.array(ti, dtype=np.int64), np.array(pa, dtype=np.int64)
+
+
+def task_set_order(tasks: List[Any]) -> List[Any]:
+    """Kafka Streams ``TaskId``s (distinct) in the order of a ``HashSet<TaskId>`` they were
+    added to (``TaskId.hashCode``, ``compareTo`` in treeified bins)."""
+    if _jh is not None:
+        out = _jh.task_set_order(tasks)
+        if out is not None:
+            return out
+    return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
+                                         [(t[2] is not None, t[2] or "", t[0], t[1]) for t in tasks])]
 
 
 def distinct_first(keys: np.ndarray) -> np.ndarray:
@@ -561,7 +572,7 @@ def _tie_ranks(h: np.ndarray, compare_keys: Any) -> Optional[np.ndarray]:
     tied[1:] = eq
     tied[:-1] |= eq
     idx = srt[tied]
-    ranks = np.full(len(h), _jh.NO_RANK, dtype=np.int32)
+    ranks = np.full(len(h), _jh.NO_RANK, dtype=np.int64)
     if isinstance(compare_keys, np.ndarray):
         ranks[idx] = np.unique(compare_keys[idx], return_inverse=True)[1]
         return ranks

@@ -12,16 +12,16 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
 
 cdef extern from "kc_javahash.h":
-    int32_t KC_JH_NO_RANK
+    int64_t KC_JH_NO_RANK
     int KC_JH_PUT, KC_JH_COMPUTE_IF_ABSENT, KC_JH_ENOMEM
-    int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int32_t *ranks,
+    int kc_javahash_order(int32_t n, const int32_t *hash_codes, const int64_t *ranks,
                           int64_t initial_capacity, int mode, int32_t *order, int64_t *capacity) nogil
     int32_t kc_javahash_distinct(int32_t n, const int64_t *keys, int32_t *first) nogil
 
 NO_RANK = KC_JH_NO_RANK
 
 
-def hash_order(const int32_t[::1] hash_codes, const int32_t[::1] ranks=None, int64_t initial_capacity=-1,
+def hash_order(const int32_t[::1] hash_codes, const int64_t[::1] ranks=None, int64_t initial_capacity=-1,
                bint compute_if_absent=False):
     """Indexes of distinct keys (``hashCode``s in insertion order) in the iteration order
     of the ``java.util.HashMap`` they were added to (see kc_javahash.h), as int32."""
@@ -31,7 +31,7 @@ def hash_order(const int32_t[::1] hash_codes, const int32_t[::1] ranks=None, int
     out = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] o = out
     cdef int64_t cap = 0
-    cdef const int32_t *rk = NULL if ranks is None else &ranks[0] if n else NULL
+    cdef const int64_t *rk = NULL if ranks is None else &ranks[0] if n else NULL
     cdef const int32_t *hc = &hash_codes[0] if n else NULL
     cdef int mode = KC_JH_COMPUTE_IF_ABSENT if compute_if_absent else KC_JH_PUT
     cdef int rc
@@ -118,3 +118,35 @@ def topic_partition_columns(groups):
             pa[k] = <int64_t>tp[1]
             k += 1
     return names, tidx, part
+
+
+def task_set_order(list tasks):
+    """``tasks`` (unnamed ``TaskId``s: (subtopology, partition, None), distinct) in the order
+    of a ``HashSet<TaskId>`` they were added to; None when a task is named or a number is not
+    an int32 (the caller's general path serves)."""
+    cdef Py_ssize_t i, n = len(tasks)
+    h = np.empty(n, dtype=np.int32)
+    k = np.empty(n, dtype=np.int64)
+    cdef int32_t[::1] hv = h
+    cdef int64_t[::1] kv = k
+    cdef tuple t
+    cdef object x
+    cdef long long s, p
+    for i in range(n):
+        x = tasks[i]
+        if not isinstance(x, tuple):
+            return None
+        t = <tuple>x
+        if len(t) < 3 or t[2] is not None or type(t[0]) is not int or type(t[1]) is not int:
+            return None
+        s = t[0]
+        p = t[1]
+        if s < -2147483648 or s > 2147483647 or p < -2147483648 or p > 2147483647 \
+                or s == p == -2147483648:          # that key would read as NO_RANK
+            return None
+        # TaskId.hashCode = Objects.hash(subtopology, partition, null); compareTo: subtopology, partition
+        hv[i] = <int32_t><uint32_t>(31u * (31u * (31u + <uint32_t>s) + <uint32_t>p))
+        kv[i] = s * 4294967296 + (p + 2147483648)
+    order = hash_order(h, k)
+    cdef int32_t[::1] ov = order
+    return [tasks[ov[i]] for i in range(n)]

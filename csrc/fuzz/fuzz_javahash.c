@@ -35,7 +35,8 @@ static uint32_t bucket(int32_t h, int64_t cap)
 static void run_one(const uint8_t *data, size_t size)
 {
     reader r = {data, size, 0};
-    static int32_t hc[MAX_N], rk[MAX_N], order[MAX_N], again[MAX_N];
+    static int32_t hc[MAX_N], order[MAX_N], again[MAX_N];
+    static int64_t rk[MAX_N];
     static uint8_t seen[MAX_N];
     int32_t pool[8];
     int32_t n = (int32_t)(take(&r, 0) << 2 | take(&r, 4)) % (MAX_N + 1);
@@ -49,7 +50,7 @@ static void run_one(const uint8_t *data, size_t size)
         if (shape == 0) hc[i] = pool[b % npool];
         else if (shape == 1) hc[i] = (int32_t)(((uint32_t)b << 16) ^ ((uint32_t)b << 24) ^ (uint32_t)pool[0]);
         else hc[i] = (int32_t)((uint32_t)pool[b % npool] + (uint32_t)take(&r, 0) * 0x9E3779B9u);
-        rk[i] = take(&r, 11) == 0 ? KC_JH_NO_RANK : (int32_t)take(&r, 0) - 128;
+        rk[i] = take(&r, 11) == 0 ? KC_JH_NO_RANK : (int64_t)take(&r, 0) - 128;
     }
     int64_t init = take(&r, 4) == 0 ? -1 : (int64_t)take(&r, 0) * (int64_t)(take(&r, 3) + 1);
     int mode = (int)take(&r, 2);
@@ -84,7 +85,7 @@ static void run_one(const uint8_t *data, size_t size)
     }
     static int64_t keys[MAX_N];
     static int32_t first[MAX_N];
-    for (int32_t i = 0; i < n; i++) keys[i] = (int64_t)hc[i] * (rk[i] & 3);
+    for (int32_t i = 0; i < n; i++) keys[i] = (int64_t)hc[i] * (int64_t)(take(&r, 3));
     int32_t k = kc_javahash_distinct(n, keys, first), at = 0;
     check(k >= 0 && k <= n, "distinct count out of range");
     for (int32_t i = 0; i < n; i++) {

@@ -30,8 +30,8 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 import kcodec
-from kcodec._java import (hash_order, java_string_key, string_hashes, task_id_hash, task_id_hashes,
-                          distinct_first, topic_partition_columns, topic_partition_hashes)
+from kcodec._java import (distinct_first, hash_order, java_string_key, string_hashes, task_set_order,
+                          topic_partition_columns, topic_partition_hashes)
 from kcodec.consumer import TopicPartition
 from kcodec.errors import EncodeError
 from kcodec.framing import Reader, VersionPrefix, Writer
@@ -196,14 +196,7 @@ def decode_subscription(data: Any) -> SubscriptionInfo:
 
 def _task_set_order(tasks: List[TaskId]) -> List[TaskId]:
     # Kafka 4.1.1 SubscriptionInfo (v1-v6): prevTasks/standbyTasks are fresh HashSet<TaskId>s
-    n = len(tasks)
-    if any(t[2] is not None for t in tasks):
-        return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
-                                             [task_sort_key(t) for t in tasks])]
-    sub = np.fromiter((t[0] for t in tasks), np.int64, n)
-    part = np.fromiter((t[1] for t in tasks), np.int64, n)
-    # unnamed TaskId.compareTo: subtopology, then partition (both int32), as one int64
-    return [tasks[i] for i in hash_order(task_id_hashes(sub, part), sub * (1 << 32) + (part + (1 << 31)))]
+    return task_set_order(tasks)
 
 
 def _subtopology_order(subtopologies: List[int]) -> List[int]:
