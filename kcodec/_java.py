@@ -22,7 +22,8 @@ _jh = _ext.load("kcodec._javahash")
 
 __all__ = ["java_string_key", "java_string_hash", "string_hashes", "java_hashmap_capacity", "java_hashmap_order",
            "int32", "java_long_hash", "java_uuid_hash", "java_objects_hash", "task_id_hash",
-           "topic_partition_hash", "task_id_hashes", "topic_partition_hashes", "topic_partition_columns", "distinct_first", "task_set_order",
+           "topic_partition_hash", "topic_partition_hashes", "topic_partition_columns", "distinct_first",
+           "task_set_order",
            "spread", "table_size_for", "copy_capacity", "JavaHashMap",
            "hash_order", "hash_order_py", "timeline_hash_order"]
 
@@ -118,14 +119,6 @@ def task_id_hash(subtopology: int, partition: int, topology_name: Optional[str] 
 def topic_partition_hash(topic: str, partition: int) -> int:
     """``org.apache.kafka.common.TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
     return int32(31 * (31 + partition) + java_string_hash(topic))
-
-
-def task_id_hashes(subtopologies: Any, partitions: Any, name_hashes: Any = 0) -> np.ndarray:
-    """:func:`task_id_hash` of many tasks at once (arrays, ``name_hashes`` 0 for unnamed), int32."""
-    s = np.asarray(subtopologies, dtype=np.int64)
-    p = np.asarray(partitions, dtype=np.int64)
-    return ((31 * (31 * (31 + s) + p) + np.asarray(name_hashes, dtype=np.int64))
-            & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
 def topic_partition_hashes(topic_hashes: Any, partitions: Any) -> np.ndarray:
