@@ -31,12 +31,18 @@ def hash_order(const int32_t[::1] hash_codes, const int64_t[::1] ranks=None, int
     out = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] o = out
     cdef int64_t cap = 0
-    cdef const int64_t *rk = NULL if ranks is None else &ranks[0] if n else NULL
-    cdef const int32_t *hc = &hash_codes[0] if n else NULL
+    cdef const int64_t *rk = NULL
+    cdef const int32_t *hc = NULL
+    cdef int32_t *op = NULL
+    if n:
+        hc = &hash_codes[0]
+        op = &o[0]
+        if ranks is not None:
+            rk = &ranks[0]
     cdef int mode = KC_JH_COMPUTE_IF_ABSENT if compute_if_absent else KC_JH_PUT
     cdef int rc
     with nogil:
-        rc = kc_javahash_order(n, hc, rk, initial_capacity, mode, &o[0] if n else NULL, &cap)
+        rc = kc_javahash_order(n, hc, rk, initial_capacity, mode, op, &cap)
     if rc == KC_JH_ENOMEM:
         raise MemoryError("HashMap model")
     if rc != 0:
