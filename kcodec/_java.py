@@ -11,14 +11,21 @@ from here::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["java_string_key", "java_string_hash", "java_hashmap_capacity", "java_hashmap_order",
+from . import _ext
+
+# the compiled HashMap model and String.hashCode (csrc/kc_javahash.c); None: the Python twin
+_jh = _ext.load("kcodec._javahash")
+
+__all__ = ["java_string_key", "java_string_hash", "string_hashes", "java_hashmap_capacity", "java_hashmap_order",
            "int32", "java_long_hash", "java_uuid_hash", "java_objects_hash", "task_id_hash",
-           "topic_partition_hash", "spread", "table_size_for", "copy_capacity", "JavaHashMap",
-           "hash_order", "timeline_hash_order"]
+           "topic_partition_hash", "topic_partition_hashes", "topic_partition_columns", "distinct_first",
+           "task_set_order",
+           "spread", "table_size_for", "copy_capacity", "JavaHashMap",
+           "hash_order", "hash_order_py", "timeline_hash_order"]
 
 
 def java_string_key(s: str) -> bytes:
@@ -28,11 +35,20 @@ def java_string_key(s: str) -> bytes:
 
 def java_string_hash(s: str) -> int:
     """Java's ``String.hashCode`` (over UTF-16 code units), as a signed int32."""
+    if _jh is not None:
+        return _jh.string_hash(s)
     b = java_string_key(s)
     h = 0
     for i in range(0, len(b), 2):
         h = (31 * h + (b[i] << 8 | b[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h >> 31 else h
+
+
+def string_hashes(strings: Sequence[str]) -> np.ndarray:
+    """:func:`java_string_hash` of each string, as an int32 array."""
+    if _jh is not None:
+        return _jh.string_hashes(strings)
+    return np.array([java_string_hash(s) for s in strings], dtype=np.int64).astype(np.int32)
 
 
 def java_hashmap_capacity(n: int) -> int:
@@ -103,6 +119,51 @@ def task_id_hash(subtopology: int, partition: int, topology_name: Optional[str] 
 def topic_partition_hash(topic: str, partition: int) -> int:
     """``org.apache.kafka.common.TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
     return int32(31 * (31 + partition) + java_string_hash(topic))
+
+
+def topic_partition_hashes(topic_hashes: Any, partitions: Any) -> np.ndarray:
+    """:func:`topic_partition_hash` of many partitions at once (their topics' ``hashCode``s), int32."""
+    p = np.asarray(partitions, dtype=np.int64)
+    return ((31 * (31 + p) + np.asarray(topic_hashes, dtype=np.int64))
+            & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def topic_partition_columns(groups: Iterable[Iterable[Tuple[str, int]]]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """The ``(topic, partition)`` pairs of ``groups`` (iterables of ``TopicPartition``) as
+    columns: distinct topics in first-seen order, and each pair's topic index and partition
+    (int64 arrays).  Raises OverflowError for a partition beyond int64."""
+    if _jh is not None:
+        return _jh.topic_partition_columns(groups)
+    num: Dict[str, int] = {}
+    ti: List[int] = []
+    pa: List[int] = []
+    for g in groups:
+        for topic, partition in g:
+            ti.append(num.setdefault(topic, len(num)))
+            pa.append(partition)
+    return list(num), np.array(ti, dtype=np.int64), np.array(pa, dtype=np.int64)
+
+
+def task_set_order(tasks: List[Any]) -> List[Any]:
+    """Kafka Streams ``TaskId``s (distinct) in the order of a ``HashSet<TaskId>`` they were
+    added to (``TaskId.hashCode``, ``compareTo`` in treeified bins)."""
+    if _jh is not None:
+        out = _jh.task_set_order(tasks)
+        if out is not None:
+            return out
+    return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
+                                         [(t[2] is not None, t[2] or "", t[0], t[1]) for t in tasks])]
+
+
+def distinct_first(keys: np.ndarray) -> np.ndarray:
+    """Indexes of the first occurrence of each distinct value of the int64 array ``keys``,
+    ascending: the keys a ``HashSet`` keeps when they are added in order."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if _jh is not None:
+        return _jh.distinct(keys)
+    first = np.unique(keys, return_index=True)[1]
+    first.sort()
+    return first.astype(np.int32)
 
 
 def spread(h: int) -> int:
@@ -490,14 +551,63 @@ def _plain_order(spread_hashes: np.ndarray, capacity: int) -> Optional[np.ndarra
         cap <<= 1
 
 
+def _tie_ranks(h: np.ndarray, compare_keys: Any) -> Optional[np.ndarray]:
+    """``compare_keys`` as int32 ranks for the compiled model (equal keys, equal ranks;
+    ``NO_RANK`` for None).  A TreeNode compares keys only when their hashes are equal, so only
+    keys sharing a hash code are ranked (None when no two do)."""
+    if compare_keys is None or len(h) < 2:
+        return None
+    srt = np.argsort(h, kind="stable")
+    eq = h[srt][1:] == h[srt][:-1]
+    if not eq.any():
+        return None
+    tied = np.zeros(len(h), dtype=bool)
+    tied[1:] = eq
+    tied[:-1] |= eq
+    idx = srt[tied]
+    ranks = np.full(len(h), _jh.NO_RANK, dtype=np.int64)
+    if isinstance(compare_keys, np.ndarray):
+        ranks[idx] = np.unique(compare_keys[idx], return_inverse=True)[1]
+        return ranks
+    pairs = [(compare_keys[i], i) for i in idx.tolist() if compare_keys[i] is not None]
+    pairs.sort(key=lambda kv: kv[0])
+    r = 0
+    for j, (k, i) in enumerate(pairs):
+        if j and pairs[j - 1][0] < k:
+            r += 1
+        ranks[i] = r
+    return ranks
+
+
 def hash_order(hash_codes: Sequence[int], compare_keys: Optional[Sequence[Any]] = None, *,
-               initial_capacity: Optional[int] = None, compute_if_absent: bool = False) -> List[int]:
+               initial_capacity: Optional[int] = None, compute_if_absent: bool = False,
+               array: bool = False) -> Any:
     """Indexes of distinct keys (given by ``hashCode``, in insertion order) in the iteration
     order of the ``java.util.HashMap``/``HashSet`` they were added to.
 
     ``compare_keys``: Python keys ordering as the key class's ``compareTo`` (None when the
-    class is not Comparable); used only by treeified bins.  ``compute_if_absent``: the keys
-    were added with ``computeIfAbsent`` (new keys at the head of their bin, lazy resize)."""
+    class is not Comparable; a NumPy array of numbers also serves); used only by treeified
+    bins.  ``compute_if_absent``: the keys were added with ``computeIfAbsent`` (new keys at
+    the head of their bin, lazy resize).  A list, or with ``array`` an int32 array.  Runs the compiled model (csrc/kc_javahash.c) when
+    built, else :func:`hash_order_py`."""
+    if _jh is not None and (initial_capacity is None or 0 <= initial_capacity <= 1 << 30):
+        h = hash_codes if isinstance(hash_codes, np.ndarray) and hash_codes.dtype == np.int32 \
+            else np.asarray(hash_codes, dtype=np.int64).astype(np.int32)
+        out = _jh.hash_order(h, _tie_ranks(h, compare_keys), -1 if initial_capacity is None else initial_capacity,
+                             compute_if_absent)
+        return out if array else out.tolist()
+    order = hash_order_py(hash_codes, compare_keys, initial_capacity=initial_capacity,
+                          compute_if_absent=compute_if_absent)
+    return np.array(order, dtype=np.int32) if array else order
+
+
+def hash_order_py(hash_codes: Sequence[int], compare_keys: Optional[Sequence[Any]] = None, *,
+                  initial_capacity: Optional[int] = None, compute_if_absent: bool = False) -> List[int]:
+    """:func:`hash_order` run by the pure-Python model (:class:`JavaHashMap`)."""
+    if isinstance(hash_codes, np.ndarray):
+        hash_codes = hash_codes.tolist()
+    if isinstance(compare_keys, np.ndarray):
+        compare_keys = compare_keys.tolist()
     n = len(hash_codes)
     if not compute_if_absent and n and (initial_capacity is None or initial_capacity >= 16):
         h = np.asarray(hash_codes, dtype=np.int64).astype(np.uint32)

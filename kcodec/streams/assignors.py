@@ -61,7 +61,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .racks import TaskPartitions
 
-from .._java import java_hashmap_capacity, java_string_hash
+from .._java import java_hashmap_capacity, java_uuid_hash, task_id_hash as _task_id_hash
 from .protocol import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId, task_sort_key
 
 __all__ = ["AssignmentConfigs", "StreamsClient", "TaskAssignment", "assign_standbys", "assign_tasks",
@@ -374,21 +374,14 @@ def _result(pids: List[_uuid.UUID], order: List[TaskId], role: np.ndarray, am: i
 
 # ---- Java hashing, for the HashMap/HashSet orders the sticky assignor walks ----
 
-def _int32(x: int) -> int:
-    x &= 0xFFFFFFFF
-    return x - (1 << 32) if x >> 31 else x
-
-
 def process_id_hash(u: _uuid.UUID) -> int:
     """``ProcessId.hashCode`` = ``UUID.hashCode``: the two halves of msb ^ lsb, xored."""
-    hilo = (u.int >> 64) ^ (u.int & ((1 << 64) - 1))
-    return _int32((hilo >> 32) ^ hilo)
+    return java_uuid_hash(u)
 
 
 def task_id_hash(t: TaskId) -> int:
     """``TaskId.hashCode`` = ``Objects.hash(subtopology, partition, topologyName)``."""
-    name = 0 if t.topology_name is None else java_string_hash(t.topology_name)
-    return _int32(31 * (31 * (31 + t.subtopology) + t.partition) + name)
+    return _task_id_hash(t.subtopology, t.partition, t.topology_name)
 
 
 def _spread(hashes: Sequence[int]) -> np.ndarray:

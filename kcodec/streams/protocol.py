@@ -27,8 +27,11 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
+import numpy as np
+
 import kcodec
-from kcodec._java import hash_order, java_string_hash, java_string_key, task_id_hash
+from kcodec._java import (distinct_first, hash_order, java_string_key, string_hashes, task_set_order,
+                          topic_partition_columns, topic_partition_hashes)
 from kcodec.consumer import TopicPartition
 from kcodec.errors import EncodeError
 from kcodec.framing import Reader, VersionPrefix, Writer
@@ -193,13 +196,13 @@ def decode_subscription(data: Any) -> SubscriptionInfo:
 
 def _task_set_order(tasks: List[TaskId]) -> List[TaskId]:
     # Kafka 4.1.1 SubscriptionInfo (v1-v6): prevTasks/standbyTasks are fresh HashSet<TaskId>s
-    return [tasks[i] for i in hash_order([task_id_hash(*t) for t in tasks],
-                                         [task_sort_key(t) for t in tasks])]
+    return task_set_order(tasks)
 
 
 def _subtopology_order(subtopologies: List[int]) -> List[int]:
     # v7-v9: offset sums grouped with HashMap<Integer, List>.computeIfAbsent(subtopology)
-    return [subtopologies[i] for i in hash_order(subtopologies, subtopologies, compute_if_absent=True)]
+    return [subtopologies[i] for i in hash_order(subtopologies, np.asarray(subtopologies, dtype=np.int64),
+                                                 compute_if_absent=True)]
 
 
 def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -> bytes:
@@ -485,16 +488,20 @@ def _dictionary(a: AssignmentInfo) -> List[Tuple[int, str]]:
     # encoded (v5: partitionsByHost only) collected into a HashSet<TopicPartition>; topics
     # numbered in that set's order into a HashMap<String, Integer>, written in its order
     maps = [a.partitions_by_host] + ([a.standby_partitions_by_host] if a.version >= 6 else [])
-    tps = list(dict.fromkeys(tp for m in maps for ps in m.values() for tp in ps))
-    name_hash: Dict[str, int] = {}
-    hashes = []
-    for tp in tps:
-        h = name_hash.get(tp.topic)
-        if h is None:
-            h = name_hash[tp.topic] = java_string_hash(tp.topic)
-        hashes.append((31 * (31 + tp.partition) + h))
-    topics = list(dict.fromkeys(tps[i].topic for i in hash_order(hashes)))
-    order = hash_order([name_hash[t] for t in topics], [java_string_key(t) for t in topics])
+    try:
+        names, tidx, part = topic_partition_columns(ps for m in maps for ps in m.values())
+    except OverflowError:
+        raise EncodeError("a partition does not fit int32", message=_ASG, version=a.version,
+                          path="partitionsByHost") from None
+    # the HashSet<TopicPartition>: each distinct pair once, in first-seen order
+    first = distinct_first((tidx << 32) | (part & 0xFFFFFFFF))
+    tidx, part = tidx[first], part[first]
+    name_hash = string_hashes(names)
+    # topics numbered in the order of their first partition in the HashSet<TopicPartition>
+    seen = tidx[hash_order(topic_partition_hashes(name_hash[tidx], part), array=True)]
+    by_set = seen[distinct_first(seen)]
+    topics = [names[i] for i in by_set.tolist()]
+    order = hash_order(name_hash[by_set], [java_string_key(t) for t in topics])
     return [(i, topics[i]) for i in order]
 
 
