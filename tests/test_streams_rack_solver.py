@@ -80,8 +80,11 @@ def _cli(args):
 
 
 def test_simulate_scale_cli_refuses_the_hostile_cost(capsys):
-    rc, _ = _cli(["--rack-aware-assignment-traffic-cost", str(-2**31)])
-    assert rc == 2
+    from kcodec.cli import EXIT_USAGE, main
+    rc = main(["streams", "simulate-scale", "--assignor", "ha", "--racks", "3",
+               "--rack-aware-assignment-strategy", "min_traffic",
+               "--rack-aware-assignment-traffic-cost", str(-2**31)])
+    assert rc == EXIT_USAGE           # a setting kcodec cannot use: a usage error
     assert "rack.aware.assignment.traffic_cost" in capsys.readouterr().err
 
 

@@ -265,7 +265,7 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
     one segment or snapshot file (``display_name`` replaces the path in "Dumping ...").
     A corrupt batch is printed as Kafka's tool prints it: its line says ``isvalid: false``
     and the records that could be read follow (the log is read with ``salvage=True``, a
-    forensic view); ``errors``, a list, collects each one's :class:`kcodec.log.BatchError`.
+    forensic view); ``errors``, a list, collects each one's :class:`kcodec.log.BatchError`."""
     path = os.fspath(path)
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
