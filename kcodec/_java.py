@@ -241,42 +241,26 @@ def _balance_insertion(root: _Node, x: _Node) -> _Node:
         xpp = xp.parent
         if not xp.red or xpp is None:
             return root
-        xppl = xpp.left
-        if xp is xppl:
-            xppr = xpp.right
-            if xppr is not None and xppr.red:
-                xppr.red = False
-                xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.right:
-                    x = xp
-                    root = _rotate_left(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_right(root, xpp)
+        # the two cases mirror each other: ``left`` says on which side of its grandparent
+        # the parent hangs
+        left = xp is xpp.left
+        uncle = xpp.right if left else xpp.left
+        if uncle is not None and uncle.red:
+            uncle.red = False
+            xp.red = False
+            xpp.red = True
+            x = xpp
         else:
-            if xppl is not None and xppl.red:
-                xppl.red = False
+            if x is (xp.right if left else xp.left):
+                x = xp
+                root = _rotate_left(root, x) if left else _rotate_right(root, x)
+                xp = x.parent
+                xpp = None if xp is None else xp.parent
+            if xp is not None:
                 xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.left:
-                    x = xp
-                    root = _rotate_right(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_left(root, xpp)
+                if xpp is not None:
+                    xpp.red = True
+                    root = _rotate_right(root, xpp) if left else _rotate_left(root, xpp)
 
 
 def _direction(h: int, ck: Any, p: _Node) -> int:
