@@ -472,3 +472,15 @@ def test_without_extensions_as_users_start_it(tmp_path, capsys, monkeypatch):
                        capture_output=True, text=True, env=env, timeout=300)
     code, out, _ = _cli(["offsets", "groups", "--verbose", str(case.bad)], capsys)
     assert r.returncode == code == 3 and r.stdout == out and "Traceback" not in r.stderr
+
+
+def test_a_fifo_among_segments_is_refused_not_waited_on(tmp_path):
+    # opening a FIFO blocks until a writer comes: the log layer refuses it before open()
+    import os
+    from kcodec import log
+    from kcodec.errors import InputPathError
+    d = tmp_path / "__consumer_offsets-0"
+    d.mkdir()
+    os.mkfifo(d / "00000000000000000000.log")
+    with pytest.raises(InputPathError, match="not a regular file"):
+        list(log.iter_batches(str(tmp_path)))

@@ -226,7 +226,8 @@ def test_rewrite_is_kafkas_image_write_for_a_large_generated_image(tmp_path):
     from kcodec.kraft import replay
     from kcodec.kraft.records import encode_record
     from kcodec.kraft.rewrite import rewrite
-    image = replay(Path(generate(str(tmp_path), topics=1500, partitions=12000, changes=12000)).parent)
+    image = replay(Path(generate(str(tmp_path), topics=1500, partitions=12000, changes=12000))
+                   / "__cluster_metadata-0")
     for want in _cases("image_write_generated.jsonl.gz"):
         recs, _ = rewrite(image, want["level"])
         assert len(recs) == want["count"]

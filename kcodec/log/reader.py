@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import struct
 from typing import Any, BinaryIO, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
-from ..errors import CorruptRecordError
+from ..errors import CorruptRecordError, InputPathError
 from . import _impl
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, decompress
@@ -405,6 +406,7 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
         return
     if isinstance(source, (str, os.PathLike)):
         for path in log_files(source):
+            _check_regular(path)
             with open(path, "rb", buffering=0) as f:
                 yield from _scan_file(f, path, verify_crc, chunk, limits, pool,  # type: ignore[arg-type]
                                       salvage)
@@ -418,6 +420,17 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
             yield from _chunks(s, verify_crc, chunk, limits, pool, salvage)
         return
     raise TypeError(f"cannot read records from {type(source).__name__}")
+
+
+def _check_regular(path: str) -> None:
+    """A segment is a regular file: opening a FIFO would block until a writer comes (a
+    hang), and a device never ends; both are refused before ``open``."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputPathError(path, "no such file (or a dangling symbolic link)") from None
+    if not stat.S_ISREG(mode):
+        raise InputPathError(path, "not a regular file (a FIFO, socket or device): not read")
 
 
 def iter_chunks(source: Source, *, verify_crc: bool = True, chunk_size: int = DEFAULT_CHUNK,

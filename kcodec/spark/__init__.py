@@ -5,7 +5,8 @@ fleet-wide assignor what-ifs, and the ``kcodec analyze`` job.
     >>> df = read_log(spark, "s3a://backups/kafka/__consumer_offsets-*")
     >>> df.select(from_consumer_offsets("key", "value").alias("r")).select("r.group", "r.OffsetCommitValue.offset")
 
-Needs the ``spark`` extra (``pip install 'kcodec[spark]'``: PySpark 4.1+, pyarrow).
+Needs the ``spark`` extra (``pip install '.[spark]'`` in a checkout, or the wheel with
+``[spark]``: PySpark 4.1+, pyarrow).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ _EXPORTS = {
     "metadata_history": "metadata", "print_metadata_history": "metadata",
     "to_kafka_message": "functions", "register": "functions", "offsets_schema": "functions",
     "kafka_message_schema": "functions", "read_log": "_source", "assignor_whatif": "whatif",
-    "analyze": "analyze", "PERMISSIVE": "_kernels", "FAILFAST": "_kernels", "FailFastError": "_kernels",
+    "analyze": "analyze", "session": "_session", "use_this_python": "_session", "PERMISSIVE": "_kernels", "FAILFAST": "_kernels", "FailFastError": "_kernels",
 }
 
 
@@ -36,7 +37,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "from_consumer_offsets", "from_consumer_subscription", "from_consumer_assignment",
     "from_kafka_message", "to_kafka_message", "register", "offsets_schema",
-    "kafka_message_schema", "read_log", "assignor_whatif", "PERMISSIVE", "FAILFAST",
+    "kafka_message_schema", "read_log", "assignor_whatif", "session", "use_this_python",
+    "PERMISSIVE", "FAILFAST",
     "FailFastError", "analyze", "from_metadata_record", "from_streams_subscription",
     "from_streams_assignment", "metadata_schema", "streams_schema", "metadata_history",
     "print_metadata_history",
