@@ -19,6 +19,7 @@ import dataclasses
 import html
 import json
 import os
+import sys
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -538,15 +539,20 @@ def print_summary(a: Any, console: Any = None) -> None:
     the rebalance storms; same signature."""
     from rich.console import Console
     from rich.table import Table
-    c = console or Console()
+    # piped to a file or a log: wide enough that no group name is cut (a terminal keeps its width)
+    c = console or Console(width=None if sys.stdout.isatty() else 160)
     groups = group_rows(a)
     events = getattr(a, "group_events", None) or []
     c.print(f"[bold]kcodec analyze[/bold] {a.source}: {a.records:,} records, {len(groups)} groups, "
             f"{a.flagged} records flagged, {a.corrupt_batches} corrupt batches ({a.seconds:.1f} s)")
     t = Table(title="Groups", caption="assignor*: the one an Empty group used when it last had members")
     cols = ("group", "type", "state", "epoch", "protocol type", "assignor", "members", "static members", "offsets")
+    # the columns that name a group are never cut; the others give way on a narrow console
+    keep = {"group": max([len(g["group_id"]) for g in groups] + [5]), "type": 8, "state": 11,
+            "assignor": max([len((g.get("assignor") or "").replace(" (last used)", "*")) for g in groups] + [8])}
     for col in cols:
-        t.add_column(col, justify="right" if col in ("epoch", "members", "offsets") else "left")
+        t.add_column(col, justify="right" if col in ("epoch", "members", "offsets") else "left",
+                     no_wrap=col in keep, min_width=min(keep.get(col, 0), 48) or None)
     for g in groups:
         t.add_row(g["group_id"], g["type"], g["state"], "-" if g["epoch"] is None else str(g["epoch"]),
                   g.get("protocol_type") or "-", (g.get("assignor") or "-").replace(" (last used)", "*"),
