@@ -423,7 +423,8 @@ def test_features_rewrite_of_what_is_not_a_log(engines, tmp_path, capsys, what):
         src.write_bytes(b"")
     out_file = tmp_path / "snap.checkpoint"
     code, out, err = _cli(["features", "rewrite", "--to", "3.9-IV0", str(src), str(out_file)], capsys)
-    assert code == (3 if what == "garbage" else 1) and not out_file.exists()
+    # random bytes are not a log (the exit-code contract: a usage or path error, 1)
+    assert code == 1 and not out_file.exists()
     assert "Wrote" not in out and "lossless" not in out and err
 
 
@@ -432,6 +433,9 @@ def test_kraft_dump_says_a_batch_failed(engines, tmp_path, capsys):
     code, out, err = _cli(["kraft", "dump", str(d)], capsys)
     assert code == 3 and "isvalid: false" in out and "| offset:" not in out
     assert "bad_crc" in err
+    # --salvage: Kafka's forensic view (the records after the isvalid: false line), still exit 3
+    code, out, err = _cli(["kraft", "dump", "--salvage", str(d)], capsys)
+    assert code == 3 and "isvalid: false" in out and '"featureLevel":257' in out
 
 
 def test_iter_log_reports_a_failed_batch_as_an_entry(engines):

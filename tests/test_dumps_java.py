@@ -117,12 +117,17 @@ def test_tape_writer_refuses_a_plan_of_another_program():
 
 def test_kraft_dump_prints_a_bad_crc_batch_as_kafka_does(tmp_path):
     """Kafka's tool prints a batch whose CRC fails (isvalid: false) with its records: so do
-    we (the oracle: the committed log with byte 200 flipped, dumped by DumpLogSegments)."""
+    we with salvage (the oracle: the committed log with byte 200 flipped, dumped by
+    DumpLogSegments); by default the batch line stands alone."""
     data = bytearray(KRAFT_LOG.read_bytes())
     data[200] ^= 0x01
     seg = tmp_path / KRAFT_LOG.name
     seg.write_bytes(bytes(data))
     want = gzip.decompress((DATA / "kraft" / "kafka-dump-log-badcrc.txt.gz").read_bytes())
     assert b"isvalid: false" in want
-    assert b"".join(dump_file(seg, display_name=KRAFT_LOG.name)) == want
-    assert "".join(line + "\n" for line in dump_lines(seg, display_name=KRAFT_LOG.name)).encode() == want
+    assert b"".join(dump_file(seg, display_name=KRAFT_LOG.name, salvage=True)) == want
+    assert "".join(line + "\n" for line in dump_lines(seg, display_name=KRAFT_LOG.name,
+                                                       salvage=True)).encode() == want
+    errors = []
+    plain = b"".join(dump_file(seg, display_name=KRAFT_LOG.name, errors=errors))
+    assert errors[0].reason == "bad_crc" and b"isvalid: false" in plain and len(plain) < len(want)

@@ -41,8 +41,8 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     for p, fs in files:
         for f in fs:
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            write_dump(f, out, display_name=shown, errors=errors)
-    for e in errors:         # printed as Kafka's tool prints them (isvalid: false), flagged here
+            write_dump(f, out, display_name=shown, errors=errors, salvage=args.salvage)
+    for e in errors:         # their line says isvalid: false; their records only with --salvage
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
     return EXIT_DATA if errors else EXIT_OK
 
@@ -238,6 +238,9 @@ def add_subparsers(subparsers: Any) -> None:
     ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND", required=True)
     d = ks.add_parser("dump", help="print records like kafka-dump-log --cluster-metadata-decoder")
     d.add_argument("paths", nargs="+", metavar="PATH", help="segment, .checkpoint or directory")
+    d.add_argument("--salvage", action="store_true",
+                   help="also print the records that could be read from a corrupt batch (its line says "
+                        "isvalid: false), exactly as kafka-dump-log does; the exit status is still 3")
     d.set_defaults(func=cmd_dump)
     i = ks.add_parser("image", help="replay into a metadata image and print a path of it")
     i.add_argument("paths", nargs="+", metavar="PATH")

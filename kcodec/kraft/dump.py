@@ -147,18 +147,18 @@ def _record_text(batch: Any, rec: Any) -> str:
 
 
 def _file_pieces(path: str, display_name: Optional[str], block: int,
-                 errors: Optional[List[Any]] = None) -> Iterator[Any]:
+                 errors: Optional[List[Any]] = None, salvage: bool = False) -> Iterator[Any]:
     """The dump's text of one file, in pieces of about ``block`` bytes or less (bytes, or
-    a memoryview valid until the next piece is asked for).  A corrupt batch is printed as
-    Kafka's tool prints it (``isvalid: false``, then the records that could be read: the
-    log is read with ``salvage=True``); ``errors`` collects each one's BatchError."""
+    a memoryview valid until the next piece is asked for).  A corrupt batch's line says
+    ``isvalid: false``; its records follow only with ``salvage`` (then the text is
+    exactly Kafka's tool's); ``errors`` collects each one's BatchError."""
     yield ("\n".join(_headers(path, display_name)) + "\n").encode()
     size = os.path.getsize(path)
     valid = 0
     types = _types()
     buf = bytearray(block)
     state = np.zeros(3, np.int64)
-    for ch in log.iter_chunks(path, salvage=True):
+    for ch in log.iter_chunks(path, salvage=salvage):
         if errors is not None:
             errors.extend(ch.errors[i] for i in sorted(ch.errors))
         state[0], state[1], state[2] = 0, -1, valid
@@ -199,7 +199,8 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
 
 
 def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
-              block: int = 1 << 22, errors: Optional[List[Any]] = None) -> Iterator[bytes]:
+              block: int = 1 << 22, errors: Optional[List[Any]] = None,
+              salvage: bool = False) -> Iterator[bytes]:
     """The text (UTF-8, in pieces) ``kafka-dump-log.sh --cluster-metadata-decoder --files
     PATH`` prints for one segment or snapshot file (``display_name`` replaces the path in
     "Dumping ..."), the same as :func:`kcodec.kraft.records.dump_lines` joined."""
@@ -207,21 +208,22 @@ def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[st
     if _jsonl is None:
         from .records import dump_lines
         text = "".join(line + "\n" for line in dump_lines(path, display_name=display_name,
-                                                            errors=errors))
+                                                            errors=errors, salvage=salvage))
         return iter([text.encode()])
-    return (bytes(piece) for piece in _file_pieces(path, display_name, block, errors))
+    return (bytes(piece) for piece in _file_pieces(path, display_name, block, errors, salvage))
 
 
 def write_dump(path: Union[str, "os.PathLike[str]"], out: Any, *,
-               display_name: Optional[str] = None, errors: Optional[List[Any]] = None) -> None:
+               display_name: Optional[str] = None, errors: Optional[List[Any]] = None,
+               salvage: bool = False) -> None:
     """Write :func:`dump_file`'s text to ``out``: a binary stream, or a text stream
     (one with a ``buffer`` gets the bytes, after what it holds is flushed)."""
     raw: Optional[BinaryIO] = getattr(out, "buffer", None)
     if raw is not None:
         out.flush()
     path = os.fspath(path)
-    pieces = (_file_pieces(path, display_name, 1 << 22, errors) if _jsonl is not None
-              else dump_file(path, display_name=display_name, errors=errors))
+    pieces = (_file_pieces(path, display_name, 1 << 22, errors, salvage) if _jsonl is not None
+              else dump_file(path, display_name=display_name, errors=errors, salvage=salvage))
     for piece in pieces:
         if raw is not None:
             raw.write(piece)

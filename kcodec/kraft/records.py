@@ -260,12 +260,13 @@ def _payload(mr: MetadataRecord, offset: int) -> str:
 
 
 def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
-               errors: Optional[List[Any]] = None) -> Iterator[str]:
+               errors: Optional[List[Any]] = None, salvage: bool = False) -> Iterator[str]:
     """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
     one segment or snapshot file (``display_name`` replaces the path in "Dumping ...").
-    A corrupt batch is printed as Kafka's tool prints it: its line says ``isvalid: false``
-    and the records that could be read follow (the log is read with ``salvage=True``, a
-    forensic view); ``errors``, a list, collects each one's :class:`kcodec.log.BatchError`."""
+    A corrupt batch's line says ``isvalid: false`` and none of its records follows (damaged
+    bytes, see :mod:`kcodec.log`), unless ``salvage``: then the records that could be read
+    follow, exactly as Kafka's tool prints them (a forensic view); ``errors``, a list,
+    collects each one's :class:`kcodec.log.BatchError`."""
     path = os.fspath(path)
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
@@ -281,7 +282,7 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
                 yield f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}"
     valid = 0
     size = os.path.getsize(path)
-    for batch in log.iter_batches(path, salvage=True):
+    for batch in log.iter_batches(path, salvage=salvage):
         if batch.error is not None and errors is not None:
             errors.append(batch.error)
         if batch.error is not None and batch.error.reason == "truncated":
