@@ -41,6 +41,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     try:
         import pyspark  # noqa: F401
         import rich  # noqa: F401
+        if args.report:
+            import plotly  # noqa: F401  (the report's charts)
     except ImportError as e:
         raise SystemExit(f"kcodec analyze needs the spark extra (pip install '.[spark]' in a checkout, or the wheel with [spark]): {e}")
     from ._session import session
