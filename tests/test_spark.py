@@ -304,14 +304,7 @@ def test_read_log_corrupted_copy_loses_no_readable_record(spark, tmp_path):
     from pyspark.sql import functions as F
     from kcodec.spark import read_log
     src = OFFSETS / "segments"
-    dst = tmp_path / "segments"
-    shutil.copytree(src, dst)
-    for p in dst.rglob("*"):
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    seg = dst / "__consumer_offsets-27" / "00000000000000000000.log"
-    data = bytearray(seg.read_bytes())
-    data[460] ^= 0x55                  # inside the second batch's records: its CRC no longer matches
-    seg.write_bytes(bytes(data))
+    dst, _ = _corrupt_copy(tmp_path)
     good = read_log(spark, str(src)).where(F.col("error").isNull()).select("partition", "offset")
     bad = read_log(spark, str(dst))
     errors = bad.where(F.col("error").isNotNull()).collect()
