@@ -499,15 +499,26 @@ def test_analyze_groups_equal_offsets_groups_and_report_renders(spark, tmp_path)
 
 @needs_fixtures
 def test_analyze_kafka_source_dump(spark, offsets_df, tmp_path):
-    """A Parquet dump of a Kafka-source read (key/value, no batch columns) gives the same groups
-    as a read_committed consumer would fold."""
+    """A dump of the log's rows folds as the segments do: with the batch columns (control
+    records, transactions) every group, committed offset and aborted record equals
+    ``offsets groups``' fold of the segments; a Kafka-source shaped dump (key/value only, no
+    control records) still gives every group."""
     from kcodec.spark.analyze import analyze
+    st = fold_log(str(OFFSETS / "segments"))
+    full = str(tmp_path / "full.parquet")
+    offsets_df.write.parquet(full)
+    a = analyze(spark, full)
+    assert {g["group_id"]: (g["type"], g["state"], g["generation"], g["protocol_type"], g["protocol"],
+                            g["members"], g["offsets"]) for g in a.groups} == {
+        gid: (g.type, g.state, g.generation, g.protocol_type, g.protocol, len(g.members), len(g.offsets))
+        for gid, g in st.groups.items()}
+    assert a.deleted_groups == sorted(st.deleted_groups) and a.aborted_records == st.aborted_records
+    assert a.records == analyze(spark, str(OFFSETS / "segments")).records
     dump = str(tmp_path / "dump.parquet")
     (offsets_df.where("not is_control")
      .select("topic", "partition", "offset", "timestamp", "timestampType", "key", "value")
      .write.parquet(dump))
-    a = analyze(spark, dump)
-    assert {g["group_id"] for g in a.groups} >= {"aio-rr", "kp-range", "java848"}
+    assert {g["group_id"] for g in analyze(spark, dump).groups} == set(st.groups)
 
 
 def _commit_counts():

@@ -40,6 +40,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from . import _impl
+from ._dtypes import BATCH_DTYPE, RECORD_DTYPE
 from ._impl import NATIVE
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, compress, decompress
@@ -59,5 +60,5 @@ __all__ = [
     "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files", "slices",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
     "encode_message_set",
-    "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",
+    "BATCH_DTYPE", "RECORD_DTYPE", "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",
 ]

@@ -29,7 +29,7 @@ try:  # pyarrow is optional: without it every record takes the generic path
 except ImportError:  # pragma: no cover
     _pa = None
 
-__all__ = ["iter_offset_columns", "KIND_COMMIT", "KIND_TOMBSTONE", "KIND_OTHER", "KIND_CONTROL"]
+__all__ = ["iter_offset_columns", "record_columns", "KIND_COMMIT", "KIND_TOMBSTONE", "KIND_OTHER", "KIND_CONTROL"]
 
 KIND_COMMIT, KIND_TOMBSTONE, KIND_OTHER, KIND_CONTROL = 0, 1, 2, 3
 _NUM = ("key_type", "value_version", "partition", "offset", "leader_epoch",
@@ -416,3 +416,72 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
         res["chunk"] = ch
         res["end"] = ch.base + (int(ch.batches["next_position"].max()) if len(ch.batches) else 0)
         yield res
+
+
+_TRANSACTIONAL, _CONTROL = 0x10, 0x20     # batch attribute bits
+
+
+def record_columns(key: Any, value: Any, offset: Any, timestamp: Any, *, producer_id: Any = None,
+                   transactional: Any = None, control_type: Any = None) -> Dict[str, Any]:
+    """The columns :func:`iter_offset_columns` gives for one chunk, from records that are
+    already out of their batches: ``__consumer_offsets`` rows read by Spark's Kafka source or
+    a dump of it, one source partition in offset order.  ``key``/``value``: binary Arrow
+    arrays or lists of bytes (None for null); ``offset``, ``timestamp`` (ms): integers per
+    row; ``producer_id``, ``transactional`` (bool), ``control_type`` ("COMMIT"/"ABORT" on
+    control records, None elsewhere): per row, or None when the rows carry none.  The keys
+    and values go through the same bulk decoder as a segment's, so
+    :meth:`kcodec.offsets.Folder.add_columns` folds them as it folds the log."""
+    if _pa is None:         # pragma: no cover
+        raise ImportError("record_columns needs pyarrow")
+    n = len(key)
+    if len(value) != n:
+        raise ValueError(f"key and value differ in length ({n} and {len(value)})")
+    kv = _pa.concat_arrays([_as_large_binary(key), _as_large_binary(value)])
+    ends = np.frombuffer(kv.buffers()[1], np.int64, 2 * n + 1)
+    lens = np.diff(ends)
+    if (lens > 0x7FFFFFFF).any():
+        raise ValueError("a key or value over 2 GiB")
+    if kv.null_count:
+        lens[np.asarray(kv.is_null(), bool)] = -1
+    recs = np.zeros(n, _KR.RECORD_DTYPE)
+    recs["offset"] = _ints(offset, n, 0)
+    recs["timestamp"] = _ints(timestamp, n, -1)
+    recs["key_pos"], recs["key_len"] = ends[:n], lens[:n]
+    recs["value_pos"], recs["value_len"] = ends[n:2 * n], lens[n:]
+    control = np.zeros(n, bool) if control_type is None else np.asarray(
+        _pa.array(control_type, _pa.string()).is_valid(), bool)
+    buf = kv.buffers()[2] or _pa.py_buffer(b"")
+    cols, others = _decode_part(buf, recs, control)
+    if control_type is not None:        # a dump says which control record it was
+        types = _pa.array(control_type, _pa.string())
+        cols["control"] = [(i, types[i].as_py()) for i in np.flatnonzero(control).tolist()]
+    attrs = np.where(control, np.int16(_CONTROL), np.int16(0))
+    if transactional is not None:
+        attrs |= np.where(np.asarray(_pa.array(transactional, _pa.bool_()).fill_null(False), bool),
+                          np.int16(_TRANSACTIONAL), np.int16(0))
+    res: Dict[str, Any] = {
+        "offset": recs["offset"], "timestamp": recs["timestamp"],
+        "batch_producer_id": _ints(producer_id, n, -1), "batch_attributes": attrs.astype(np.int16),
+        "kind": cols["kind"], "group": cols["group"], "topic": cols["topic"],
+        "metadata": cols["metadata"], "commit_offset": cols["offset"], "other": others,
+        "control": cols["control"], "errors": [], "file": None, "chunk": None, "end": 0}
+    for k in _NUM:
+        if k != "offset":
+            res[k] = cols[k]
+    return res
+
+
+def _as_large_binary(col: Any) -> Any:
+    if not isinstance(col, (_pa.Array, _pa.ChunkedArray)):
+        col = _pa.array(col, _pa.large_binary())
+    if isinstance(col, _pa.ChunkedArray):
+        col = col.combine_chunks()
+    return col if col.type == _pa.large_binary() else col.cast(_pa.large_binary())
+
+
+def _ints(col: Any, n: int, default: int) -> np.ndarray:
+    if col is None:
+        return np.full(n, default, np.int64)
+    a = _pa.array(col, _pa.int64()) if not isinstance(col, _pa.Array) else col.cast(_pa.int64())
+    return np.asarray(a.fill_null(default), np.int64)
+

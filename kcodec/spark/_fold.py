@@ -224,17 +224,22 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     """``mapInArrow`` body for a Kafka-source dump (rows with ``source``, ``offset``,
     ``timestamp_ms``, ``key``, ``value``, ``is_control``, ``control_type``,
     ``is_transactional``, ``producer_id``, sorted by source and offset within the Spark
-    partition): the records stream through :class:`kcodec.offsets.Folder` one source
-    partition at a time, then its ``(table, JSON)`` rows come out."""
+    partition): each source partition's rows stream, a run of rows at a time, through the
+    columnar fold a segment takes (:func:`kcodec.offsets.columns.record_columns` into
+    :class:`kcodec.offsets.Folder`), then its ``(table, JSON)`` rows come out."""
     import pyarrow as pa
-    from kcodec.offsets import Folder, decode_record
+    import pyarrow.compute as pc
+    from kcodec.offsets import Folder
+    from kcodec.offsets.columns import record_columns
     cur: Optional[str] = None
     f: Any = None
+    tl: Any = None
     stats = _Stats()
 
     def flush() -> Any:
         st = f.state()
         rows = list(rows_of_state(st, cur))
+        timeline = _jsonable(tl.result()) if tl is not None else {}
         summary = {"partition": cur, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
                    "aborted_records": st.aborted_records,
                    "open_transactions": sum(st.open_transactions.values()),
@@ -245,35 +250,38 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
                    "commits": [[k, v] for k, v in sorted(stats.commits.items())],
                    "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
                    "assignors": sorted([a, g] for a, g in stats.assignors),
-                   "group_events": [], "commit_counts": []}
+                   "group_events": timeline.get("group_events", []),
+                   "commit_counts": timeline.get("commit_counts", [])}
         rows.append(("partitions", json.dumps(summary)))
         return pa.RecordBatch.from_pydict({"table": [r[0] for r in rows], "data": [r[1] for r in rows]})
 
     for b in batches:
-        d = b.to_pydict()
-        n = len(d["offset"])
-        for i in range(n):
-            src = d["source"][i]
-            if src != cur:
+        n = b.num_rows
+        if not n:
+            continue
+        source = b.column("source")
+        # the rows come sorted by source: cut the batch where the source changes
+        cuts = [0]
+        if n > 1:
+            changed = pc.fill_null(pc.not_equal(source.slice(1), source.slice(0, n - 1)), True)
+            cuts += (np.flatnonzero(np.asarray(changed, bool)) + 1).tolist()
+        cuts.append(n)
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            run = b.slice(lo, hi - lo)
+            src = source[lo].as_py()
+            if f is None or src != cur:
                 if f is not None:
                     yield flush()
-                cur, f, stats = src, Folder(), _Stats()
-            off, ts = int(d["offset"][i]), int(d["timestamp_ms"][i])
-            if d["is_control"][i]:
-                f.add(None, partition=cur, offset=off, timestamp=ts, producer_id=int(d["producer_id"][i]),
-                      control=d["control_type"][i])
-                continue
-            key, value = d["key"][i], d["value"][i]
-            rec = decode_record(None if key is None else bytes(key), None if value is None else bytes(value),
-                                errors="report")
-            f.add(rec, partition=cur, offset=off, timestamp=ts, transactional=bool(d["is_transactional"][i]),
-                  producer_id=int(d["producer_id"][i]))
-            stats.records += 1
-            stats.lo = ts if stats.lo is None else min(stats.lo, ts)
-            stats.hi = ts if stats.hi is None else max(stats.hi, ts)
-            cols = {"kind": np.array([2], np.int8), "timestamp": np.array([ts], np.int64),
-                    "offset": np.array([off], np.int64), "other": [(0, rec)]}
-            stats.records -= 1          # add() counts it again
+                cur, f, tl, stats = src, Folder(), _timeline(), _Stats()
+            control = run.column("control_type")
+            control = pc.if_else(run.column("is_control"), pc.fill_null(control, "UNKNOWN"),
+                                 pa.scalar(None, pa.string()))
+            cols = record_columns(run.column("key"), run.column("value"), run.column("offset"),
+                                  run.column("timestamp_ms"), producer_id=run.column("producer_id"),
+                                  transactional=run.column("is_transactional"), control_type=control)
+            f.add_columns(cols, partition=cur)
+            if tl is not None:
+                tl.add_columns(cols, partition=cur)
             stats.add(cols, None)
     if f is not None:
         yield flush()
