@@ -286,6 +286,9 @@ class _SpecTypes:
     def __contains__(self, value: object) -> bool:
         return value in list(self)
 
+    def __str__(self) -> str:
+        return ", ".join(self)
+
 
 _SPEC_TYPES = _SpecTypes()
 
@@ -320,7 +323,8 @@ def _build(only: Optional[str] = None) -> Tuple[argparse.ArgumentParser, argpars
     d.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("specs", help="list the shipped Kafka message specs")
-    s.add_argument("--type", choices=_SPEC_TYPES, help="only specs of this type")
+    s.add_argument("--type", choices=_SPEC_TYPES, metavar="TYPE",
+                   help="only specs of this type: %(choices)s")
     s.set_defaults(func=cmd_specs)
 
     missing = []
