@@ -3,7 +3,8 @@
 --offsets-decoder``, on the same input, in ONE interleaved run.
 
 Each round runs, one after the other: kcodec in a fresh process (CPU of the whole process
-and of the dump alone, measured inside it), Java cold (a fresh JVM running the tool once,
+and of the dump alone, measured inside it; for the kraft dump also the installed ``kcodec``
+command, as users start it, and that command on an empty segment: its start-up), Java cold (a fresh JVM running the tool once,
 as ``kafka-dump-log.sh`` does) and Java warm (one JVM running the tool ``--warm`` times in a
 row: bench/java/DumpWarm.java; the runs after the first).  Every process writes its text
 to /dev/null.  CPU is user + system of the process (wait4's rusage: for the JVM all its
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -62,6 +63,12 @@ def kcodec_cmd(argv: List[str]) -> List[str]:
     return [sys.executable, "-c", _CHILD.format(repo=REPO, argv=argv)]
 
 
+def kcodec_script(argv: List[str]) -> Optional[List[str]]:
+    """The ``kcodec`` console script of this interpreter's environment (None: not installed)."""
+    script = os.path.join(os.path.dirname(sys.executable), "kcodec")
+    return [script] + argv if os.path.exists(script) else None
+
+
 def java_cold_cmd(heap: str, args: List[str]) -> List[str]:
     return ["java", heap, "-cp", f"{JARS}/*", "kafka.tools.DumpLogSegments"] + args
 
@@ -91,11 +98,18 @@ def _sha(cmd: List[str]) -> Tuple[str, int]:
 
 
 def measure(name: str, path: str, kc_argv: List[str], java_args: List[str], rounds: int,
-            heap: str, warm: int, classes: str) -> Dict[str, list]:
+            heap: str, warm: int, classes: str, script: Optional[List[str]] = None,
+            startup: Optional[List[str]] = None) -> Dict[str, list]:
+    """``script``/``startup``: the installed command on the log and on an empty one."""
     res: Dict[str, list] = {"kcodec": [], "kcodec_dump": [], "java_cold": [], "java_warm": [],
-                            "java_warm_proc": [], "load": []}
+                            "java_warm_proc": [], "load": [], "kcodec_script": [],
+                            "kcodec_startup": []}
     for r in range(rounds):
         res["load"].append(os.getloadavg())
+        if script:
+            res["kcodec_script"].append(_run(script)[:3])
+        if startup:
+            res["kcodec_startup"].append(_run(startup)[:3])
         cpu, wall, rss, err = _run(kcodec_cmd(kc_argv))
         res["kcodec"].append((cpu, wall, rss))
         res["kcodec_dump"].append(float(err.strip().splitlines()[-1]))
@@ -105,7 +119,8 @@ def measure(name: str, path: str, kc_argv: List[str], java_args: List[str], roun
         res["java_warm"].append(runs[1:])
         res["java_warm_proc"].append((cpu, wall, rss))
         print(f"{name} round {r}: load {res['load'][-1][0]:.1f} kcodec {res['kcodec'][-1][0]:.2f} s "
-              f"(dump {res['kcodec_dump'][-1]:.2f}) java cold {res['java_cold'][-1][0]:.2f} s "
+              + (f"(command {res['kcodec_script'][-1][0]:.2f} s) " if script else "")
+              + f"(dump {res['kcodec_dump'][-1]:.2f}) java cold {res['java_cold'][-1][0]:.2f} s "
               f"warm {' '.join(f'{x:.2f}' for x in runs)}", file=sys.stderr)
     return res
 
@@ -123,8 +138,14 @@ def report(title: str, path: str, size: int, res: Dict[str, list], heap: str, wa
     jc = [x[0] for x in res["java_cold"]]
     jw = [x for runs in res["java_warm"] for x in runs]
     loads = [l[0] for l in res["load"]]
-    rows = [
-        ("kcodec, whole process (interpreter start and imports included)", kc, [x[2] for x in res["kcodec"]]),
+    rows = []
+    if res.get("kcodec_script"):
+        rows.append(("kcodec, the installed `kcodec` command, whole process (interpreter start "
+                     "and imports included)", [x[0] for x in res["kcodec_script"]],
+                     [x[2] for x in res["kcodec_script"]]))
+    rows += [
+        ("kcodec, whole process (`python -c`, interpreter start and imports included)", kc,
+         [x[2] for x in res["kcodec"]]),
         ("kcodec, the dump alone (CPU inside the process)", kd, None),
         (f"Kafka DumpLogSegments, cold (fresh JVM, `{heap}`)", jc, [x[2] for x in res["java_cold"]]),
         (f"Kafka DumpLogSegments, warm (runs 2-{warm} in one JVM, `{heap}`)", jw,
@@ -132,7 +153,7 @@ def report(title: str, path: str, size: int, res: Dict[str, list], heap: str, wa
     ]
     lines = [f"# {title}", "",
              f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on the project's shared 2-core VM "
-             f"(8 helpers' jobs running: load average {min(loads):.1f}-{max(loads):.1f} at the rounds' "
+             f"(other helpers' jobs running: load average {min(loads):.1f}-{max(loads):.1f} at the rounds' "
              f"starts), `python bench/bench_dumps.py` ({len(kc)} interleaved rounds: kcodec, Java cold, "
              f"Java warm, in turn). Input: `{path}`, {mb:.1f} MB. {note}", "",
              "CPU = user + system of the process (wait4 rusage; the JVM's all threads, JIT and GC "
@@ -142,8 +163,14 @@ def report(title: str, path: str, size: int, res: Dict[str, list], heap: str, wa
         m = _med(xs)
         rs = f"{_med(rss):.0f} ({min(rss):.0f}-{max(rss):.0f})" if rss else ""
         lines.append(f"| {label} | {m:.2f} ({min(xs):.2f}-{max(xs):.2f}) | {mb / m:.1f} | {rs} |")
-    lines += ["", f"Same run, medians: kcodec (whole process) uses {_med(jc) / _med(kc):.1f}x less CPU than "
-              f"Java cold and {_med(jw) / _med(kc):.1f}x less than Java warm; the dump alone "
+    if res.get("kcodec_startup"):
+        st = [x[0] for x in res["kcodec_startup"]]
+        rs = [x[2] for x in res["kcodec_startup"]]
+        lines.append(f"| kcodec, start-up alone (the command on an empty segment) | "
+                     f"{_med(st):.3f} ({min(st):.3f}-{max(st):.3f}) |  | {_med(rs):.0f} |")
+    whole = [x[0] for x in res["kcodec_script"]] if res.get("kcodec_script") else kc
+    lines += ["", f"Same run, medians: kcodec (whole process) uses {_med(jc) / _med(whole):.1f}x less CPU than "
+              f"Java cold and {_med(jw) / _med(whole):.1f}x less than Java warm; the dump alone "
               f"{_med(jw) / _med(kd):.1f}x less than Java warm.", "", same, ""]
     return "\n".join(lines)
 
@@ -165,7 +192,11 @@ def main(argv: List[str] = None) -> int:   # type: ignore[assignment]
         theirs, n2 = _sha(java_cold_cmd(a.heap, ka))
         same = (f"Output: kcodec {n1:,} bytes, Kafka {n2:,} bytes, SHA-256 "
                 + ("equal" if mine == theirs else f"DIFFERENT ({mine} vs {theirs})") + f" ({mine[:16]}...).")
-        res = measure("kraft", a.kraft, ["kraft", "dump", a.kraft], ka, a.rounds, a.heap, a.warm, classes)
+        empty = os.path.join(tempfile.mkdtemp(), "00000000000000000000.log")
+        open(empty, "wb").close()
+        res = measure("kraft", a.kraft, ["kraft", "dump", a.kraft], ka, a.rounds, a.heap, a.warm, classes,
+                      script=kcodec_script(["kraft", "dump", a.kraft]),
+                      startup=kcodec_script(["kraft", "dump", empty]))
         text = report("`kcodec kraft dump` vs Kafka's DumpLogSegments --cluster-metadata-decoder", a.kraft,
                       os.path.getsize(a.kraft), res, a.heap, a.warm, same,
                       "Log: `bench/gen_kraft_log.py` (10,000 topics x 100 partitions, 1M partition changes).")

@@ -128,6 +128,22 @@ static int kj_value(kj *k, int type, int flags, int arg, size_t *i)
         if ((uint64_t)v > k->n)
             return KC_E_TAPE;
         int et = arg & 0xFF, es = arg >> 8;
+        if (et >= KC_T_INT8 && et <= KC_T_INT64 && et != KC_T_FLOAT64) {
+            /* ints (replicas, ISRs): one room check, no call per element */
+            if ((uint64_t)v > k->n - *i)
+                return KC_E_TAPE;
+            NEED(k, 21 * (size_t)v + 2);
+            *k->p++ = '[';
+            const int64_t *t = k->tape + *i;
+            for (int64_t e = 0; e < v; e++) {
+                if (e)
+                    *k->p++ = ',';
+                k->p = put_num(k->p, t[e]);
+            }
+            *k->p++ = ']';
+            *i += (size_t)v;
+            return KC_OK;
+        }
         *k->p++ = '[';
         for (int64_t e = 0; e < v; e++) {
             if (e) {
@@ -181,9 +197,21 @@ static int kj_struct(kj *k, int sidx, size_t *i)
     for (int32_t f = 0; f < nf; f++) {
         const int32_t *fd = KC_S_FIELD(s, f);
         start[f] = *i;
-        int64_t w = kc_tape_skip(k->code, k->tape, k->n, *i, fd[0], fd[1], fd[2], 0);
-        if (w < 0)
-            return KC_E_TAPE;
+        int64_t w;
+        if (fd[0] != KC_T_STRUCT && fd[0] != KC_T_ARRAY) {
+            w = 1;                    /* a scalar, string, bytes or uuid: one slot */
+        } else if (fd[0] == KC_T_ARRAY && (fd[2] & 0xFF) != KC_T_STRUCT) {
+            if (*i >= k->n)           /* an array of those: its count, then one slot each */
+                return KC_E_TAPE;
+            int64_t cnt = k->tape[*i];
+            if (cnt >= 0 && (uint64_t)cnt > k->n - *i - 1)
+                return KC_E_TAPE;
+            w = cnt < 0 ? 1 : cnt + 1;
+        } else {
+            w = kc_tape_skip(k->code, k->tape, k->n, *i, fd[0], fd[1], fd[2], 0);
+            if (w < 0)
+                return KC_E_TAPE;
+        }
         *i += (size_t)w;
     }
     for (int32_t q = 0; q < nt; q++)

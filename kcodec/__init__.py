@@ -17,7 +17,6 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Union
 
 from . import _codec_py, _ext, _numbers
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
-from ._columns import slice_heads
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
 from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, KcodecError,
@@ -225,6 +224,15 @@ def _decode_bulk_py(prog: Program, values: Any) -> Dict[str, Any]:
     out["_ok"] = ok
     out["_error"] = err
     return out
+
+
+def slice_heads(buffer: Any, positions: Any, lengths: Any, k: int, *, take: Any = None) -> Any:
+    """The first ``k`` (<= 8) bytes of each record slice ``buffer[positions[i]:
+    positions[i] + lengths[i]]``, as ``(heads, have)`` NumPy arrays: see
+    :func:`kcodec._columns.slice_heads` (NumPy is imported on first use, not by
+    ``import kcodec``)."""
+    from ._columns import slice_heads as impl
+    return impl(buffer, positions, lengths, k, take=take)
 
 
 from .framing import read_framed, write_framed  # noqa: E402  (uses read/encode above)

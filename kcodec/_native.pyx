@@ -899,15 +899,29 @@ def encode(prog, value):
 # ---------------------------------------------------------------------------------------
 # bulk decoding
 
-try:
-    import numpy as _np
-except ImportError:             # numpy is a dependency; keep the module importable anyway
-    _np = None
+# NumPy and pyarrow are imported by the first bulk call (_arrays), not with the module:
+# `import kcodec` (and every command that decodes one message at a time) does without them.
+_np = None
+_pa = None
+cdef bint _arrays_loaded = False
 
-try:
-    import pyarrow as _pa
-except ImportError:
-    _pa = None
+
+cdef int _arrays() except -1:
+    global _np, _pa, _arrays_loaded
+    if _arrays_loaded:
+        return 0
+    try:
+        import numpy
+        _np = numpy
+    except ImportError:         # numpy is a dependency; keep the module importable anyway
+        _np = None
+    try:
+        import pyarrow
+        _pa = pyarrow
+    except ImportError:
+        _pa = None
+    _arrays_loaded = True
+    return 0
 
 cdef dict _NP_DTYPES = {
     KC_T_BOOL: "bool", KC_T_INT8: "int8", KC_T_INT16: "int16", KC_T_UINT16: "uint16",
@@ -1142,6 +1156,7 @@ def slice_heads(data, positions, lengths, Py_ssize_t k, *, take=None):
     """The first ``k`` (<= 8) bytes of each record slice (version prefixes, frame heads),
     read in place: ``(heads, have)``, heads a (rows, k) uint8 array zero-padded, have
     int32 (the bytes a row has, at most k; -1 null row; -2 slice outside the data)."""
+    _arrays()
     cdef _Rows R = _rows_slices(data, positions, lengths, take)
     cdef int rc
     if k < 0 or k > 8:
@@ -1313,6 +1328,7 @@ def decode_columns(prog, values=None, *, data=None, positions=None, lengths=None
     fewer bytes than the prefix) and ``have`` (int8: prefix bytes present, -1 a null
     row, -2 outside the data), for every row, selected or not.
     """
+    _arrays()
     cdef _Plan P = _plan(prog)
     cdef _Rows R
     if prefix not in (0, 2, 4):
@@ -1355,6 +1371,7 @@ def decode_bulk(prog, values):
     """
     cdef _Plan P = _plan(prog)
     cdef _Rows R
+    _arrays()
     if _np is None:
         raise ImportError("decode_bulk needs numpy")
     from ._columns import layout as _layout

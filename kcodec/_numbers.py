@@ -6,13 +6,16 @@ NumPy's."""
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
-
-import numpy as _np
 
 
 def is_bool(v: Any) -> bool:
-    return type(v) is bool or isinstance(v, _np.bool_)
+    if type(v) is bool:
+        return True
+    # a NumPy bool exists only once NumPy is imported: `import kcodec` does not import it
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, np.bool_)
 
 
 def is_integral(v: Any) -> bool:

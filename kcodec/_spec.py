@@ -214,37 +214,19 @@ class MessageSpec:
 # ---------------------------------------------------------------------------------------------
 # Parsing
 
+# a JSON string (escapes included; to the end when unterminated), a // comment (to the end
+# of its line), a /* */ comment (to the end when unterminated)
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*(?:.*?\*/|.*)', re.S)
+
+
+def _keep_strings(m: "re.Match[str]") -> str:
+    t = m.group(0)
+    return t if t[0] == '"' else ""
+
+
 def strip_comments(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments that are outside JSON strings."""
-    out = []
-    i, n = 0, len(text)
-    in_str = False
-    while i < n:
-        c = text[i]
-        if in_str:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if c == '"':
-                in_str = False
-            i += 1
-            continue
-        if c == '"':
-            in_str = True
-            out.append(c)
-            i += 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return _STRING_OR_COMMENT.sub(_keep_strings, text)
 
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
@@ -375,6 +357,9 @@ class _Registry:
         with open(path, encoding="utf-8") as f:
             s = _parse_message(f.read(), path, folder)
         self._specs[name] = s
+        # a spec named apart from its file is found by its own name too, without the
+        # look through every file below
+        self._specs.setdefault(s.name, s)
         return s
 
     def by_key(self) -> Dict[Tuple[int, str], List[str]]:

@@ -54,8 +54,6 @@ from kcodec.errors import (DecodeError, InputPathError, InvalidArgumentError, Kc
                            UnsupportedVersionError)
 from kcodec.framing import INT16_VERSION, read_framed
 
-from ._examples import EXAMPLES
-
 __all__ = ["main", "build_parser", "input_files", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
            "EXIT_DATA", "EXIT_LOSSY", "EXIT_INTERNAL"]
 
@@ -105,7 +103,6 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
     :func:`kcodec.log.log_files` order; ``-`` is standard input when ``stdin``), each
     checked as :func:`_segment_file` does; an :class:`InputPathError` naming the path and
     the reason otherwise.  A directory must hold segment files and be listable whole."""
-    from kcodec.log import log_files
     out: List[str] = []
     for p in paths:
         p = os.fspath(p)
@@ -119,6 +116,7 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
                 raise InputPathError(e.filename or p, f"cannot list the directory: {e.strerror or e}")
             for _ in os.walk(p, onerror=fail):   # log_files' walk skips what it cannot list
                 pass
+            from kcodec.log import log_files      # (NumPy: only for directories)
             files = log_files(p)
             if not files:
                 raise InputPathError(p, "no segment files (*.log, *.checkpoint) in this directory")
@@ -141,6 +139,18 @@ _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
     "kcodec.kraft.cli": None,
     "kcodec.streams.cli": None,
     "kcodec.spark.cli": ("spark", ("pyspark",)),
+}
+
+# The first word of each domain's commands: ``kcodec kraft dump`` builds the parser of
+# ``kraft`` alone (importing every domain's CLI costs more than a small dump).  A word not
+# here, or none, builds them all (``kcodec --help`` lists every command).
+_COMMAND_DOMAIN: Dict[str, str] = {
+    "offsets": "kcodec.offsets.cli",
+    "assign": "kcodec.consumer.cli",
+    "kraft": "kcodec.kraft.cli",
+    "features": "kcodec.kraft.cli",
+    "streams": "kcodec.streams.cli",
+    "analyze": "kcodec.spark.cli",
 }
 
 
@@ -226,6 +236,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     args.inputs = args.words[1:]
     items: List[Tuple[str, str, bytes, Optional[int], bool]] = []
     if args.message is None:
+        from ._examples import EXAMPLES
         if args.inputs or args.hex:
             raise SystemExit("kcodec decode: name the message to decode (e.g. OffsetCommitValue)")
         for ex in EXAMPLES:
@@ -265,12 +276,31 @@ def cmd_specs(args: argparse.Namespace) -> int:
     return 0
 
 
+class _SpecTypes:
+    """The spec types, for ``specs --type``'s choices: read from the specs only when
+    argparse checks or shows them (loading every spec costs more than most commands)."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({x.type for x in kcodec.specs()}))
+
+    def __contains__(self, value: object) -> bool:
+        return value in list(self)
+
+    def __str__(self) -> str:
+        return ", ".join(self)
+
+
+_SPEC_TYPES = _SpecTypes()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kcodec`` parser, every domain's subcommands included."""
     return _build()[0]
 
 
-def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+def _build(only: Optional[str] = None) -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The parser and its ``decode`` subparser; ``only``: the one domain CLI module whose
+    subcommands are added (else every one's)."""
     p = argparse.ArgumentParser(prog="kcodec", description="Exact, fast codecs for Kafka's coordination metadata.")
     p.add_argument("--version", action="version", version=f"kcodec {kcodec.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -293,12 +323,14 @@ def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     d.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("specs", help="list the shipped Kafka message specs")
-    s.add_argument("--type", choices=sorted({x.type for x in kcodec.specs()}),
-                   help="only specs of this type")
+    s.add_argument("--type", choices=_SPEC_TYPES, metavar="TYPE",
+                   help="only specs of this type: %(choices)s")
     s.set_defaults(func=cmd_specs)
 
     missing = []
     for modname, extra in _DOMAIN_CLIS.items():
+        if only is not None and modname != only:
+            continue
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
@@ -346,8 +378,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``kcodec`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code
     (see the module docstring); errors are one line on stderr, never a traceback
     (``KCODEC_DEBUG=1`` re-raises them)."""
-    parser, decode = _build()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser, decode = _build(_COMMAND_DOMAIN.get(argv[0]) if argv else None)
     args = None
     try:
         try:

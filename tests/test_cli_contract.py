@@ -305,7 +305,7 @@ def test_internal_errors_are_one_line_unless_debugging(monkeypatch, capsys, tmp_
     monkeypatch.setattr(ocli, "cmd_groups", lambda args: {}["boom"])
     p = _log_input(tmp_path, "valid", _offsets_records())
     build = cli._build          # the parser binds the function at build time: patch it there
-    monkeypatch.setattr(cli, "_build", lambda: _patched_build(build, ocli))
+    monkeypatch.setattr(cli, "_build", lambda *a: _patched_build(build, ocli, *a))
     assert main(["offsets", "groups", str(p)]) == cli.EXIT_INTERNAL
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error" in err and "KeyError" in err
@@ -314,8 +314,8 @@ def test_internal_errors_are_one_line_unless_debugging(monkeypatch, capsys, tmp_
         main(["offsets", "groups", str(p)])
 
 
-def _patched_build(build, ocli):
-    p = build()[0]
+def _patched_build(build, ocli, *args):
+    p = build(*args)[0]
     d = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
     o = next(a for a in d.choices["offsets"]._actions if isinstance(a, argparse._SubParsersAction))
     o.choices["groups"].set_defaults(func=ocli.cmd_groups)

@@ -8,17 +8,19 @@ import json
 import os
 import sys
 import uuid
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec import log
 from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
 from kcodec.errors import InvalidArgumentError
-from .image import MetadataImage, replay
-from .planner import FeatureUpdate, plan
-from .dump import write_dump
-from .rewrite import write_bootstrap, write_snapshot
+
+if TYPE_CHECKING:
+    from kcodec import log
+    from .image import MetadataImage
+
+# Each command imports what it runs (the image and the planner need NumPy; ``kraft dump``
+# of a clean log needs neither): starting the command costs what it uses.
 
 __all__ = ["add_subparsers"]
 
@@ -35,6 +37,7 @@ def _json_default(o: Any) -> Any:
 
 
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    from .dump import write_dump
     out = out or sys.stdout
     files = [(p, input_files([p])) for p in args.paths]   # every path checked before output
     errors: List[log.BatchError] = []
@@ -48,6 +51,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 
 def _load(paths: List[str]) -> MetadataImage:
+    from .image import replay
     input_files(paths)
     img = replay(paths if len(paths) > 1 else paths[0])
     F.check_image_level(img.metadata_version)
@@ -94,6 +98,7 @@ def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 
 def cmd_bootstrap(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    from .rewrite import write_bootstrap
     out = out or sys.stdout
     mv = _metadata_version("--release-version", args.release_version)
     feats = dict(_parse_feature(x) for x in (args.feature or []))
@@ -163,6 +168,7 @@ def _parse_feature(text: str) -> Tuple[str, int]:
 
 
 def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    from .planner import FeatureUpdate, plan
     out = out or sys.stdout
     try:
         ups: List[Tuple[str, int]] = [_parse_feature(x) for x in (args.feature or [])]
@@ -211,6 +217,7 @@ def _cmd_update(op: str, args: argparse.Namespace, out: Optional[TextIO] = None)
 
 
 def cmd_rewrite(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    from .rewrite import write_snapshot
     out = out or sys.stdout
     img = _load(args.paths)
     bad = _unusable("features rewrite", img, args.paths)

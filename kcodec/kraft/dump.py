@@ -1,8 +1,8 @@
 """``kcodec kraft dump``: the lines ``kafka-dump-log.sh --cluster-metadata-decoder`` prints.
 
 Two ways to the same text.  :func:`kcodec.kraft.records.dump_lines` builds each line from
-objects (the reference).  :func:`write_dump` goes through the log reader's windows
-(:func:`kcodec.log.iter_chunks`) and has csrc/kc_kjson.c write the lines of uncompressed,
+objects (the reference).  :func:`write_dump` reads the log in windows, has the C
+scanner (csrc/kc_batch.c) split them and csrc/kc_kjson.c write the lines of uncompressed,
 valid, non-control batches straight from the bytes: the batch line from the header
 fields, and for each record its ``| offset: ...`` line and payload, the record decoded by
 the spec engine onto a tape and printed as Kafka's JsonConverter + Jackson print it, by a
@@ -11,6 +11,12 @@ not take (control batches, compressed or corrupt batches, records with headers, 
 types or versions, records that do not decode) it hands back, batch or record, to the
 reference code, in place: the text is the same either way, and tests compare both on
 every fixture and on logs Kafka's own tool dumped.
+
+A clean log (every batch whole, CRC-checked, uncompressed) goes through
+:mod:`kcodec.kraft._dump`, which needs neither NumPy nor :mod:`kcodec.log`: the
+command then starts in a fraction of the time those take to import.  From the first
+window holding a batch that is not clean, the general path (:func:`kcodec.log.iter_chunks`,
+corrupt and compressed batches, ``--salvage``) writes the rest.
 """
 from __future__ import annotations
 
@@ -19,24 +25,34 @@ import json
 import os
 import re
 import uuid
+from array import array
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
-import numpy as np
-
 import kcodec
-from kcodec import _ext, log
+from kcodec import _ext
 from kcodec._program import (F_TAGGED, T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8, T_INT16,
                              T_INT32, T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32,
                              T_UUID, Program)
-from kcodec.log import dump as log_dump
 
-from .records import (RECORD_TYPES, MetadataRecord, _control_text, _payload, read_record,
-                      record_type_name)
+from .records import RECORD_TYPES, record_type_name
+
+# (kcodec.log and NumPy are imported only when a log needs the general path: a dump of a
+# clean log starts in a fraction of the time they take to import)
 
 __all__ = ["kjson_plan", "write_dump", "dump_file"]
 
-# the writer (csrc/kc_kjson.c); without it every line takes the reference path
-_jsonl = _ext.load("kcodec.log._jsonl")
+# the fast path's binding (csrc/kc_batch.c + kc_kjson.c, no NumPy), and the general
+# path's writer (kcodec.log._jsonl, loaded when a log needs it); both are built by the
+# same setup.py or neither: without them every line takes the reference path
+_fast = _ext.load("kcodec.kraft._dump")
+_jsonl_mod: Any = None
+
+
+def _jsonl() -> Any:
+    global _jsonl_mod
+    if _jsonl_mod is None:
+        _jsonl_mod = _ext.load("kcodec.log._jsonl") or False
+    return _jsonl_mod
 
 _MAGIC = 0x4B4A0001
 _D_NONE, _D_INT, _D_NULL, _D_EMPTY, _D_STR, _D_UUID_ZERO = range(6)
@@ -67,7 +83,7 @@ def _default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
     raise ValueError(f"tagged field {f.name}: default {d!r} of type {t}")
 
 
-def kjson_plan(prog: Program) -> Tuple[np.ndarray, bytes]:
+def kjson_plan(prog: Program) -> Tuple["array[int]", bytes]:
     """The JSON plan of a program (csrc/kc_kjson.h): for each struct, its fields in the
     schema's order with their keys, where the tape has them, and the tagged fields'
     defaults.  ValueError when the writer cannot print the message exactly (float64
@@ -94,17 +110,18 @@ def kjson_plan(prog: Program) -> Tuple[np.ndarray, bytes]:
     for i, words in enumerate(blocks):
         plan[2 + i] = len(plan)
         plan += words
-    return np.array(plan, np.int32), bytes(blob)
+    return array("i", plan), bytes(blob)
 
 
-_TYPES: Any = None
+_ENTRIES: Optional[Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]] = None
 
 
-def _types() -> Any:
-    """The writer's table: every metadata record type at every version the specs know."""
-    global _TYPES
-    if _TYPES is None:
-        entries: Dict[Tuple[int, int], Any] = {}
+def _entries() -> Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]:
+    """Every metadata record type at every version the specs know, that the writer can
+    print: ``(api key, version) -> (program, plan, blob, head)``."""
+    global _ENTRIES
+    if _ENTRIES is None:
+        entries = {}
         for key, name in RECORD_TYPES.items():
             s = kcodec.spec(name)
             for ver in range(s.valid_versions.lowest, s.valid_versions.highest + 1):
@@ -114,10 +131,32 @@ def _types() -> Any:
                 except ValueError:
                     continue
                 head = ' payload: {"type":"%s","version":%d,"data":' % (record_type_name(key), ver)
-                entries[(key, ver)] = (_jsonl.KafkaJson(np.frombuffer(prog.code, np.int32), plan, blob),
-                                       head.encode())
-        _TYPES = _jsonl.KraftDumpTypes(entries)
+                entries[(key, ver)] = (prog, plan, blob, head.encode())
+        _ENTRIES = entries
+    return _ENTRIES
+
+
+_TYPES: Any = None
+_FAST_TYPES: Any = None
+
+
+def _types() -> Any:
+    """The general path's writer table (kcodec.log._jsonl)."""
+    global _TYPES
+    if _TYPES is None:
+        jl = _jsonl()
+        _TYPES = jl.KraftDumpTypes({k: (jl.KafkaJson(prog.code, plan, blob), head)
+                                    for k, (prog, plan, blob, head) in _entries().items()})
     return _TYPES
+
+
+def _fast_types() -> Any:
+    """The fast path's writer table (kcodec.kraft._dump)."""
+    global _FAST_TYPES
+    if _FAST_TYPES is None:
+        _FAST_TYPES = _fast.Types({k: (prog.code, plan, blob, head)
+                                   for k, (prog, plan, blob, head) in _entries().items()})
+    return _FAST_TYPES
 
 
 def _headers(path: str, display_name: Optional[str]) -> List[str]:
@@ -138,12 +177,97 @@ def _headers(path: str, display_name: Optional[str]) -> List[str]:
 
 def _record_text(batch: Any, rec: Any) -> str:
     """One record's line the reference way (records.dump_lines' words)."""
+    from kcodec.log import dump as log_dump
+    from .records import MetadataRecord, _control_text, _payload, read_record
     line = log_dump.record_line(batch, rec)
     if batch.attributes & 0x20:
         return line + _control_text(rec) + "\n"
     mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
         None, None, None, None, b"", "error", "null value")
     return line + " payload: " + _payload(mr, rec.offset) + "\n"
+
+
+def _batch_text(b: Any, position: int) -> str:
+    """A whole batch the reference way: its line (at ``position``) and its records'."""
+    from kcodec.log import dump as log_dump
+    pieces = [log_dump.batch_line(b, position=position) + "\n"]
+    pieces += [_record_text(b, rec) for rec in b.records]
+    return "".join(pieces)
+
+
+_CHUNK = 8 << 20        # bytes read per window, as kcodec.log's reader reads them
+
+
+def _fast_pieces(path: str, block: int) -> Iterator[Any]:
+    """The dump's text of ``path`` after its header lines, through kcodec.kraft._dump,
+    as far as the log is clean.  Returns (as a generator's value) None when the file was
+    written whole, else the file position of the first window holding a batch that is not
+    clean: nothing from there on was written, the general path goes on from it."""
+    d = _fast.Dumper(_fast_types())
+    out = bytearray(block)
+    buf = bytearray(_CHUNK)
+    filled = base = 0
+    eof = False
+    held: Any = None            # (window position, the batch read the reference way)
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            while not eof and filled < len(buf):
+                n = f.readinto(memoryview(buf)[filled:])
+                if not n:
+                    eof = True
+                    break
+                filled += n
+            if filled == 0:
+                return None
+            window = memoryview(buf)[:filled]
+            consumed = d.scan(window, eof)
+            if consumed < 0:
+                return base
+            if consumed == 0:
+                window.release()
+                if eof:
+                    return base
+                # the first batch is larger than the window: grow to hold it
+                need = 2 * len(buf)
+                if filled >= 12:
+                    blen = int.from_bytes(buf[8:12], "big", signed=True)
+                    if 0 < blen <= d.max_batch_length:
+                        need = max(need, blen + 12)
+                buf.extend(bytes(need - len(buf)))
+                continue
+            d.start(base)
+            while True:
+                rc, n = d.lines(window, out)
+                if n:
+                    yield memoryview(out)[:n]     # (out is written again after this)
+                if rc == _fast.DONE:
+                    break
+                if rc == _fast.FULL:
+                    if n == 0:                   # one line longer than the buffer
+                        out = bytearray(2 * len(out))
+                    continue
+                # a control batch, a record with headers, an unknown type: the reference
+                # way, from the batch's own bytes (clean: the same batch the scanner read)
+                at, size, rec, position = d.pending()
+                if held is None or held[0] != base + at:
+                    held = (base + at, _read_batch(window[at:at + size]))
+                b = held[1]
+                text = _batch_text(b, position) if rec < 0 else _record_text(b, b.records[rec])
+                yield text.encode()
+                d.skip()
+            window.release()
+            rest = filled - consumed
+            buf[:rest] = buf[consumed:filled]
+            filled = rest
+            base += consumed
+            if eof and filled == 0:
+                return None
+
+
+def _read_batch(data: Any) -> Any:
+    """The RecordBatch of one clean batch's bytes."""
+    from kcodec import log
+    return next(iter(log.iter_batches(bytes(data))))
 
 
 def _file_pieces(path: str, display_name: Optional[str], block: int,
@@ -153,23 +277,46 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
     ``isvalid: false``; its records follow only with ``salvage`` (then the text is
     exactly Kafka's tool's); ``errors`` collects each one's BatchError."""
     yield ("\n".join(_headers(path, display_name)) + "\n").encode()
+    start = 0
+    if _fast is not None:
+        start = yield from _fast_pieces(path, block)
+        if start is None:
+            return
+    yield from _general_pieces(path, block, errors, salvage, start)
+
+
+def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage: bool,
+                    start: int) -> Iterator[Any]:
+    """The dump's text from file position ``start`` (a batch's, or 0) on, through
+    kcodec.log's reader: compressed, corrupt and cut batches included."""
+    import numpy as np
+    from kcodec import log
+    from kcodec.log import dump as log_dump
+    jl = _jsonl()
     size = os.path.getsize(path)
-    valid = 0
+    valid = start
     types = _types()
     buf = bytearray(block)
     state = np.zeros(3, np.int64)
     for ch in log.iter_chunks(path, salvage=salvage):
+        first = 0
+        if start:
+            # the batches before ``start`` were written by the fast path (all clean)
+            first = int(np.searchsorted(ch.batches["position"] + ch.base, start))
+            if first == len(ch.batches):
+                continue
+            start = 0
         if errors is not None:
-            errors.extend(ch.errors[i] for i in sorted(ch.errors))
-        state[0], state[1], state[2] = 0, -1, valid
+            errors.extend(ch.errors[i] for i in sorted(ch.errors) if i >= first)
+        state[0], state[1], state[2] = first, -1, valid
         batch: Any = None
         while True:
-            rc, n = _jsonl.kraft_dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
+            rc, n = jl.kraft_dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
             if n:
                 yield memoryview(buf)[:n]         # (buf is written again after this)
-            if rc == _jsonl.DUMP_DONE:
+            if rc == jl.DUMP_DONE:
                 break
-            if rc == _jsonl.DUMP_FULL:
+            if rc == jl.DUMP_FULL:
                 if n == 0:                     # one line longer than the buffer
                     buf = bytearray(2 * len(buf))
                 continue
@@ -177,7 +324,7 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
             if batch is None or batch[0] != i:
                 batch = (i, log_dump.chunk_batch(ch, i))
             b = batch[1]
-            if rc == _jsonl.DUMP_RECORD:
+            if rc == jl.DUMP_RECORD:
                 yield _record_text(b, b.records[int(state[1])]).encode()
                 state[1] += 1
                 continue
@@ -187,9 +334,7 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
                 if size > valid:
                     yield f"Found {size - valid} invalid bytes at the end of {os.path.basename(path)}\n".encode()
                 return
-            pieces = [log_dump.batch_line(b, position=int(state[2])) + "\n"]
-            pieces += [_record_text(b, rec) for rec in b.records]
-            yield "".join(pieces).encode()
+            yield _batch_text(b, int(state[2])).encode()
             state[0] += 1
             state[1] = -1
             state[2] += b.batch_length + 12
@@ -205,7 +350,7 @@ def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[st
     PATH`` prints for one segment or snapshot file (``display_name`` replaces the path in
     "Dumping ..."), the same as :func:`kcodec.kraft.records.dump_lines` joined."""
     path = os.fspath(path)
-    if _jsonl is None:
+    if _fast is None:
         from .records import dump_lines
         text = "".join(line + "\n" for line in dump_lines(path, display_name=display_name,
                                                             errors=errors, salvage=salvage))
@@ -222,7 +367,7 @@ def write_dump(path: Union[str, "os.PathLike[str]"], out: Any, *,
     if raw is not None:
         out.flush()
     path = os.fspath(path)
-    pieces = (_file_pieces(path, display_name, 1 << 22, errors, salvage) if _jsonl is not None
+    pieces = (_file_pieces(path, display_name, 1 << 22, errors, salvage) if _fast is not None
               else dump_file(path, display_name=display_name, errors=errors, salvage=salvage))
     for piece in pieces:
         if raw is not None:

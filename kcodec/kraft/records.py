@@ -19,11 +19,12 @@ import re
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import kcodec
+from kcodec._spec import SCHEMA_DIR
 from kcodec.errors import CodecError, DecodeError, EncodeError, UnknownMessageError
 from kcodec.framing import KraftRecordFrame, Reader, Writer, read_framed
 
-from kcodec import log
-from kcodec.log import dump as log_dump
+# (kcodec.log, and NumPy with it, only where a function reads a log: ``kraft dump`` of a
+# clean log uses this module's tables without them)
 
 __all__ = [
     "METADATA_FRAME", "RECORD_TYPES", "CONTROL_MESSAGES", "MetadataRecord", "LogEntry",
@@ -49,7 +50,9 @@ METADATA_FRAME = _MetadataRecordFrame()
 
 #: API key -> spec name of every ``metadata`` record of the shipped 4.1.1 specs.
 RECORD_TYPES: Dict[int, str] = {
-    s.api_key: s.name for s in kcodec.specs()
+    s.api_key: s.name
+    for s in (kcodec.spec(f[:-5]) for f in sorted(os.listdir(os.path.join(SCHEMA_DIR, "metadata")))
+              if f.endswith(".json"))      # (that folder's specs only: reading all costs more)
     if s.type == "metadata" and s.folder == "metadata" and s.api_key is not None
 }
 
@@ -165,6 +168,7 @@ def iter_log(source: Any, **kwargs: Any) -> Iterator[LogEntry]:
     withholds them, see :mod:`kcodec.log`): ``batch.error`` set, ``offset`` its base
     offset, ``record`` a :class:`MetadataRecord` with status ``error`` and the batch's
     error as its message."""
+    from kcodec import log
     for batch in log.iter_batches(source, **kwargs):
         if batch.error is not None:
             yield LogEntry(batch.file, batch, batch.base_offset, batch.base_timestamp, None, None,
@@ -282,6 +286,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
                 yield f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}"
     valid = 0
     size = os.path.getsize(path)
+    from kcodec import log
+    from kcodec.log import dump as log_dump
     for batch in log.iter_batches(path, salvage=salvage):
         if batch.error is not None and errors is not None:
             errors.append(batch.error)
@@ -304,6 +310,7 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
 
 
 def _control_text(rec: Any) -> str:
+    from kcodec import log
     ctype, name, value, err = _read_control(rec.key, rec.value)
     if ctype in (0, 1):
         v = rec.value or b""
