@@ -145,7 +145,7 @@ def decode_program(prog: Program, values: Any, *, skip: int = 0, select: Any = N
     """:func:`decode` for a compiled program."""
     if skip < 0:
         raise ValueError("skip must be >= 0")
-    return _engine_rows(prog, values, skip, select, keep=_keep(prog, fields))[0]
+    return _engine_rows(prog, values, skip, select, keep=_keep(prog, fields), info=False)[0]
 
 
 def _keep(prog: Program, fields: Optional[Sequence[str]]) -> Optional[List[int]]:
@@ -227,7 +227,7 @@ def decode_programs(progs: Any, values: Any, which: Any, *, skip: int = 0) -> pa
     if len(wh) and (wh.max() >= len(progs) or wh.min() < -128):
         raise ValueError(f"which must be < {len(progs)}")
     wh = wh.astype(np.int8, copy=False)
-    return _engine_rows(tree, values, skip, None, progs, wh)[0]
+    return _engine_rows(tree, values, skip, None, progs, wh, info=False)[0]
 
 
 class FramedBatch(NamedTuple):
@@ -303,11 +303,13 @@ def decode_framed(progs: Union[Mapping[int, Any], Sequence[Any]], values: Any,
 
 
 def _engine_rows(prog: Program, values: Any, skip: int, select: Any, progs: Any = None,
-                 which: Any = None, prefix: int = 0,
-                 keep: Optional[List[int]] = None) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
-    """The batch and the rows' info from the engine that is loaded (same result either way)."""
-    rows = _native_rows if kcodec.NATIVE else _python_rows
-    return rows(prog, values, skip, select, progs, which, prefix, keep)
+                 which: Any = None, prefix: int = 0, keep: Optional[List[int]] = None,
+                 info: bool = True) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
+    """The batch and the rows' info from the engine that is loaded (same result either way;
+    without ``info`` the C engine leaves the info out, a few passes over the rows less)."""
+    if not kcodec.NATIVE:
+        return _python_rows(prog, values, skip, select, progs, which, prefix, keep)
+    return _native_rows(prog, values, skip, select, progs, which, prefix, keep, info)
 
 
 # ------------------------------------------------------------------------------ C engine
@@ -326,17 +328,21 @@ def _schema(prog: Program, keep: Optional[List[int]]) -> pa.Schema:
 
 def _native_rows(prog: Program, values: Any, skip: int, select: Any,
                  progs: Any = None, which: Any = None, prefix: int = 0,
-                 keep: Optional[List[int]] = None) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
-    """The batch and the rows' info (kcodec._native.decode_columns)."""
+                 keep: Optional[List[int]] = None,
+                 want_info: bool = True) -> Tuple[pa.RecordBatch, Dict[str, Any]]:
+    """The batch and the rows' info (kcodec._native.decode_columns; ``{}`` without
+    ``want_info``)."""
     nodes = layout(prog)
     kw = dict(skip=skip, layout=nodes, select=select, programs=progs, which=which,
-              prefix=prefix, keep=keep, info=True)
+              prefix=prefix, keep=keep, info=want_info)
     if isinstance(values, Slices):
-        bufs, errors, info = kcodec._engine.decode_columns(
+        got = kcodec._engine.decode_columns(
             prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
             take=values.take, **kw)
     else:
-        bufs, errors, info = kcodec._engine.decode_columns(prog, values, **kw)
+        got = kcodec._engine.decode_columns(prog, values, **kw)
+    bufs, errors = got[0], got[1]
+    info = got[2] if want_info else {}
     n = bufs[0][1]
     if errors:
         col: List[Optional[str]] = [None] * n
