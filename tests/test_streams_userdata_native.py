@@ -56,7 +56,11 @@ def test_host_section_same_bytes_as_python(version, by_host, standby, give_dicti
     st.builds(TaskId, st.integers(-3, 30) | st.integers(-2**31, 2**31 - 1), st.integers(-3, 120), st.none()),
     st.sampled_from([-2, -3, 0, 7, 2**40]), max_size=300), st.booleans())
 def test_task_sets_same_bytes_as_python(version, sums, wire_order):
-    s = SubscriptionInfo(version, 6 if version >= 3 else -1, uuid.UUID(int=5), "h:1", sums, wire_order=wire_order)
+    _same_as_python(SubscriptionInfo(version, 6 if version >= 3 else -1, uuid.UUID(int=5), "h:1", sums,
+                                     wire_order=wire_order))
+
+
+def _same_as_python(s):
     native = P.encode_subscription(s)
     saved, P._ud = P._ud, None
     try:
@@ -69,13 +73,7 @@ def test_task_id_min_min_keeps_its_rank():
     # (MIN, MIN)'s compareTo key would be the HashMap model's "no rank": it must still sort first
     lo = -2**31
     sums = {TaskId(lo, lo + k): -2 for k in range(0, 400, 1)}
-    s = SubscriptionInfo(6, 6, uuid.UUID(int=1), None, sums)
-    native = P.encode_subscription(s)
-    saved, P._ud = P._ud, None
-    try:
-        assert native == P.encode_subscription(s)
-    finally:
-        P._ud = saved
+    _same_as_python(SubscriptionInfo(6, 6, uuid.UUID(int=1), None, sums))
 
 
 @pytest.mark.parametrize("version", [3, 7, 11])
