@@ -30,6 +30,7 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 import kcodec
+from kcodec import _ext
 from kcodec._java import (distinct_first, hash_order, java_string_key, string_hashes, task_set_order,
                           topic_partition_columns, topic_partition_hashes)
 from kcodec.consumer import TopicPartition
@@ -61,6 +62,9 @@ STREAMS_VERSION = VersionPrefix("streams-version", 4, in_body=True,
                                 latest_supported_from=EARLIEST_PROBEABLE_VERSION)
 _SPEC = "SubscriptionInfoData"
 _I32 = struct.Struct(">i")
+# the compiled writers of the HashMap-ordered parts (csrc/kc_streams_userdata.c); None: the
+# Python encoders below write everything
+_ud = _ext.load("kcodec.streams._userdata")
 
 
 class AssignorError:
@@ -217,7 +221,10 @@ def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -
     if not 1 <= v <= LATEST_SUPPORTED_VERSION:
         raise EncodeError(f"Unknown metadata version: {v}; latest supported version: "
                           f"{LATEST_SUPPORTED_VERSION}", message=_SPEC, version=v, path="version")
-    if v < MIN_NAMED_TOPOLOGY_VERSION and any(t.topology_name for t in info.task_offset_sums):
+    # v1-v6 task sets written by C; None: a named task or a number beyond int32 (checked below)
+    tasks = _ud.task_sets(info.task_offset_sums, not info.wire_order) \
+        if _ud is not None and v < MIN_VERSION_OFFSET_SUM_SUBSCRIPTION else None
+    if v < MIN_NAMED_TOPOLOGY_VERSION and tasks is None and any(t.topology_name for t in info.task_offset_sums):
         raise EncodeError(f"Named topologies are not compatible with older protocol versions",
                           message=_SPEC, version=v, path="taskOffsetSums")
     # like Kafka's SubscriptionInfo constructor, fields the version cannot carry are left out
@@ -226,7 +233,9 @@ def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -
         w["userEndPoint"] = _utf8(info.user_end_point)
     if v >= EARLIEST_PROBEABLE_VERSION:
         w["latestSupportedVersion"] = info.latest_supported_version
-    if v < MIN_VERSION_OFFSET_SUM_SUBSCRIPTION:
+    if tasks is not None:
+        w["prevTasks"] = w["standbyTasks"] = ()      # spliced in below
+    elif v < MIN_VERSION_OFFSET_SUM_SUBSCRIPTION:
         prev = [t for t, s in info.task_offset_sums.items() if s == LATEST_OFFSET]
         standby = [t for t, s in info.task_offset_sums.items() if s != LATEST_OFFSET]
         if not info.wire_order:
@@ -250,6 +259,11 @@ def encode_subscription(info: SubscriptionInfo, *, keep_trailing: bool = True) -
     if v >= 11:
         w["clientTags"] = [{"key": _utf8(k), "value": _utf8(x)} for k, x in info.client_tags.items()]
     out = kcodec.encode(_SPEC, w, v)
+    if tasks is not None:
+        # prevTasks and standbyTasks follow version, latestSupportedVersion (v3+) and processId
+        # (SubscriptionInfoData.json): two empty arrays, int32 zeros, at a fixed offset
+        at = 24 if v >= EARLIEST_PROBEABLE_VERSION else 20
+        out = b"".join((out[:at], tasks, out[at + 8:]))
     return out + info.trailing if keep_trailing and info.trailing else out
 
 
@@ -508,6 +522,21 @@ def _dictionary(a: AssignmentInfo) -> List[Tuple[int, str]]:
 def encode_host_section(a: AssignmentInfo) -> bytes:
     """The host-map part of ``a`` (``hosts`` or ``dictionary`` + ``dict_*`` blocks): the same
     for every member of a rebalance, so a leader encodes it once (see :func:`encode_assignment`)."""
+    v = a.version
+    blocks = ASSIGNMENT_LAYOUT[v]
+    if _ud is not None and ("hosts" in blocks or "dictionary" in blocks):
+        maps = [a.partitions_by_host]
+        if "dict_standby_hosts" in blocks:
+            maps.append(a.standby_partitions_by_host)
+        out = _ud.host_section(maps, "dictionary" in blocks, a.topic_dictionary)
+        if out is not None:
+            return out
+    return _host_section_py(a)
+
+
+def _host_section_py(a: AssignmentInfo) -> bytes:
+    # encode_host_section in Python: without the compiled writers, and for the inputs they
+    # leave to it (numbers beyond int32, strings writeUTF refuses, unknown topics: the errors)
     v = a.version
     w = Writer()
     blocks = ASSIGNMENT_LAYOUT[v]
