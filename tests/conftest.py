@@ -56,3 +56,52 @@ def pytest_sessionstart(session):
         from kcodec import log as kcodec_log   # (a plain `import kcodec.log` would make kcodec local)
         assert kcodec.NATIVE, "the C extension did not import (KCODEC_REQUIRE_NATIVE is set)"
         assert kcodec_log.NATIVE, "the C batch scanner did not import (KCODEC_REQUIRE_NATIVE is set)"
+
+
+# --------------------------------------------------------------------------- xdist
+# The suite runs on pytest-xdist workers (`-n auto --dist loadgroup`, pyproject's addopts).
+# Tests that share an expensive fixture wider than one test must run on one worker, or each
+# worker would build it again: every user of a session-scoped fixture of ours (the Spark
+# session, its cached DataFrames) goes to that fixture's group, the README/docs examples
+# with them (the Spark guide's blocks start the same local session through getOrCreate);
+# every user of a module-scoped fixture goes to its module's group.  All other tests are
+# spread one by one.
+
+_SHARED_JVM = "spark"
+
+
+def _wide_fixture_group(item):
+    if item.path.name == "test_readme.py":
+        return _SHARED_JVM
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    session, module = set(), False
+    for name, defs in info.name2fixturedefs.items():
+        d = defs[-1]
+        if not getattr(d.func, "__module__", "").startswith(__name__.rsplit(".", 1)[0] + "."):
+            continue        # pytest's and plugins' own (tmp_path_factory, ...)
+        if d.scope == "session":
+            session.add(name)
+        elif d.scope in ("module", "package", "class"):
+            module = True
+    if _SHARED_JVM in session:
+        return _SHARED_JVM
+    if session:
+        return "session-" + min(session)
+    if module:
+        return item.path.name
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = _wide_fixture_group(item)
+        if group is not None and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
+    # the Spark group is the longest unit of work: handed out first, the other worker takes
+    # the rest meanwhile instead of idling at the end (a stable sort: order within is kept)
+    if hasattr(config, "workerinput"):         # on xdist's workers, whose order it schedules by
+        items.sort(key=lambda it: _wide_fixture_group(it) != _SHARED_JVM)
