@@ -272,8 +272,12 @@ static int tj_struct(tj *k, int sidx, size_t *i)
     if (*i > k->n)
         return KC_E_TAPE;
     const int32_t *blk = k->m->plan + k->m->plan[2 + sidx];
-    NEED(k, 1);
-    *k->p++ = '{';
+    const char *blob = k->m->blob;
+    /* the output pointer in a local: writes through it cannot move it (char stores alias) */
+    char *p = k->p, *end = k->end;
+    if (end - p < 33)
+        return KC_E_SHORT;
+    *p++ = '{';
     int first = 1;
     for (int32_t o = 0; o < blk[0]; o++) {
         const int32_t *e = blk + 1 + KC_TJ_ENTRY * o;
@@ -291,20 +295,56 @@ static int tj_struct(tj *k, int sidx, size_t *i)
             if (j == TJ_NONE || tj_is_default(k, e, type, j))
                 continue;          /* absent or at its default: Kafka leaves it out */
         }
-        NEED(k, (size_t)e[1] + 2);
+        /* separator, key (copied in 16-byte steps: the blob is padded) and a number */
+        if ((size_t)(end - p) < (size_t)e[1] + 2 + 24 + 48)
+            return KC_E_SHORT;
         if (!first) {
-            memcpy(k->p, k->sep, 2);
-            k->p += k->sep_len;
+            memcpy(p, k->sep, 2);
+            p += k->sep_len;
         }
         first = 0;
-        memcpy(k->p, k->m->blob + e[0], (size_t)e[1]);
-        k->p += e[1];
+        for (int32_t c = 0; c < e[1]; c += 16)
+            memcpy(p + c, blob + e[0] + c, 16);
+        p += e[1];
+        if (type >= KC_T_INT8 && type <= KC_T_INT64 && type != KC_T_FLOAT64 && j < k->n) {
+            p += write_num(p, k->tape[j]);
+            continue;
+        }
+        if (type == KC_T_STRING && j < k->n && k->tape[j] != 0) {
+            int64_t v = k->tape[j];
+            size_t off = KC_REF_OFF(v), len = KC_REF_LEN(v);
+            if (off > k->buf_len || len > k->buf_len - off)
+                return KC_E_TAPE;
+            const uint8_t *str = k->buf + off;
+            if (len <= 16 && k->buf_len - off >= 16) {
+                /* a short string: its 16 bytes (and what follows it) checked and copied
+                 * at once, the exact path only when an escape may be needed */
+                uint64_t w0, w1;
+                memcpy(&w0, str, 8);
+                memcpy(&w1, str + 8, 8);
+                if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
+                    *p = '"';
+                    memcpy(p + 1, str, 16);
+                    p[1 + len] = '"';
+                    p += 2 + len;
+                    continue;
+                }
+            }
+            if ((size_t)(end - p) < 2 + 6 * len + 32)
+                return KC_E_SHORT;
+            p = write_string_hex(p, str, str + len, k->hex);
+            continue;
+        }
+        k->p = p;
         int rc = tj_value(k, type, flags, arg, e[6], &j);
         if (rc != KC_OK)
             return rc;
+        p = k->p;
     }
-    NEED(k, 1);
-    *k->p++ = '}';
+    if (end - p < 33)
+        return KC_E_SHORT;
+    *p++ = '}';
+    k->p = p;
     k->depth--;
     return KC_OK;
 }
@@ -339,7 +379,7 @@ int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, si
             return KC_E_PROGRAM;
         for (int64_t o = 0; o < n_out; o++) {
             const int32_t *e = plan + off + 1 + KC_TJ_ENTRY * o;
-            if (e[0] < 0 || e[1] < 0 || (size_t)e[0] + (size_t)e[1] > blob_len)
+            if (e[0] < 0 || e[1] < 0 || (size_t)e[0] + (size_t)e[1] + KC_TJ_PAD > blob_len)
                 return KC_E_PROGRAM;
             if (e[2] >= nf || -1 - e[2] >= nt)
                 return KC_E_PROGRAM;

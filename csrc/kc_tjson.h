@@ -13,7 +13,8 @@
  * body ignored; when it does not decode, its base64 is written instead.
  * Nothing here knows a message.  Plain C99, no Python headers.
  *
- * PLAN (int32 words; blob: the key texts and default strings it points into)
+ * PLAN (int32 words; blob: the key texts and default strings it points into, then
+ * KC_TJ_PAD bytes: keys are copied in 16-byte steps)
  *   [0] KC_TJ_MAGIC  [1] n_structs (= the program's)
  *   [2 .. 2+n_structs) word offset of each struct block
  *   struct block: [n_out], then n_out x 7 words, in JSON order:
@@ -32,6 +33,7 @@
 
 #define KC_TJ_MAGIC 0x544A0001
 #define KC_TJ_ENTRY 7
+#define KC_TJ_PAD 16
 
 enum { KC_TJ_PY = 0, KC_TJ_COMPACT = 1 };
 

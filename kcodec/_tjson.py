@@ -83,4 +83,4 @@ def tjson_plan(prog: Program, style: str = "py",
     for i, words in enumerate(blocks):
         plan[2 + i] = len(plan)
         plan += words
-    return np.array(plan, np.int32), bytes(blob)
+    return np.array(plan, np.int32), bytes(blob) + bytes(16)     # KC_TJ_PAD
