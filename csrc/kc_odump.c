@@ -11,9 +11,12 @@
 /* Bytes past a line's fixed pieces: the numbers, the tails, the copies' slack. */
 #define SLACK 160
 
+/* A line piece in 16-byte steps: every source has KC_OD_PAD readable bytes after it, the
+ * output SLACK. */
 static char *put_lit(char *p, const char *s, size_t n)
 {
-    memcpy(p, s, n);
+    for (size_t k = 0; k < n; k += 16)
+        memcpy(p + k, s + k, 16);
     return p + n;
 }
 
@@ -70,14 +73,14 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
     char *p = out, *end = out + cap;
     int64_t *tape = NULL;
     size_t tcap = 0;
-    char *h1 = NULL, h2[256];
+    char *h1 = NULL, h2[256 + KC_OD_PAD];
     size_t h1_len = 0, h2_len = 0;
     int64_t h_batch = -1;
     int rc = KC_OD_DONE;
     *out_len = 0;
     if (n_types < 0 || head_len < 0 || st->batch < 0 || n_batches < 0 || n_recs < 0)
         return KC_E_INVALID;
-    h1 = malloc((size_t)head_len + 64);
+    h1 = malloc((size_t)head_len + 64 + KC_OD_PAD);
     if (!h1)
         return KC_E_NOMEM;
     memcpy(h1, head, (size_t)head_len);
@@ -177,7 +180,7 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
             p = put_lit(p, t->head, (size_t)t->head_len);
             size_t n = 0;
             int w = kc_tjson_write(&t->key, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len, ktape,
-                                   kused, NULL, 0, p, (size_t)(end - p) - 64, &n);
+                                   kused, NULL, 0, p, (size_t)(end - p) - 96, &n);
             if (w == KC_OK) {
                 p += n;
                 if (!val) {
@@ -185,8 +188,8 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
                 } else {
                     p = put_lit(p, val->head, (size_t)val->head_len);
                     size_t room = (size_t)(end - p);
-                    w = room > 64 ? kc_tjson_write(vm, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len,
-                                                   vtape, vused, scratch, vslots, p, room - 64, &n)
+                    w = room > 96 ? kc_tjson_write(vm, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len,
+                                                   vtape, vused, scratch, vslots, p, room - 96, &n)
                                   : KC_E_SHORT;
                     if (w == KC_OK) {
                         p += n;

@@ -19,6 +19,10 @@
 #include "kc_batch.h"
 #include "kc_tjson.h"
 
+/* The heads below are followed by KC_OD_PAD readable bytes (they are copied in 16-byte
+ * steps). */
+#define KC_OD_PAD 16
+
 /* One value version of a record type. */
 typedef struct {
     kc_tj_msg msg;              /* msg.code NULL: the version is handed back        */

@@ -181,10 +181,10 @@ cdef class DumpTypes:
         self.n_types = n
         for rtype, (key, head, versions) in entries.items():
             e = &self.t[rtype]
-            head = bytes(head)
-            self.keep += [key, head]
-            e.head = <const char *>head
-            e.head_len = len(head)
+            padded = bytes(head) + bytes(16)          # KC_OD_PAD
+            self.keep += [key, padded]
+            e.head = <const char *>padded
+            e.head_len = len(padded) - 16
             nv = max(list(versions) + [-1]) + 1
             vals = <kc_odump_value *>calloc(max(nv, 1), sizeof(kc_odump_value))
             if vals == NULL:
@@ -195,8 +195,8 @@ cdef class DumpTypes:
                 if ver < 0:
                     raise ValueError("DumpTypes: negative version")
                 v = &vals[ver]
-                vhead, sw_text = bytes(vhead), bytes(sw_text)
-                self.keep += [msg, alt, vhead, sw_text]
+                vpad, sw_text = bytes(vhead) + bytes(16), bytes(sw_text)
+                self.keep += [msg, alt, vpad, sw_text]
                 kj = msg
                 v.msg = kj.m
                 if alt is not None:
@@ -205,8 +205,8 @@ cdef class DumpTypes:
                 v.sw_field = sw_field
                 v.sw_text = <const char *>sw_text
                 v.sw_len = len(sw_text)
-                v.head = <const char *>vhead
-                v.head_len = len(vhead)
+                v.head = <const char *>vpad
+                v.head_len = len(vpad) - 16
             if key is not None:       # last: a type with a key is a type C prints
                 kj = key
                 e.key = kj.m
