@@ -265,6 +265,24 @@ def cmd_specs(args: argparse.Namespace) -> int:
     return 0
 
 
+class _SpecTypes(Sequence):
+    """The spec types, read when first asked for (an argparse ``choices``): parsing every
+    spec at each start of the CLI cost more than most commands' work."""
+
+    _types: Optional[List[str]] = None
+
+    def _all(self) -> List[str]:
+        if self._types is None:
+            type(self)._types = sorted({x.type for x in kcodec.specs()})
+        return self._types  # type: ignore[return-value]
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kcodec`` parser, every domain's subcommands included."""
     return _build()[0]
@@ -293,8 +311,8 @@ def _build() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     d.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("specs", help="list the shipped Kafka message specs")
-    s.add_argument("--type", choices=sorted({x.type for x in kcodec.specs()}),
-                   help="only specs of this type")
+    s.add_argument("--type", choices=_SpecTypes(), metavar="TYPE",
+                   help="only specs of this type (coordinator-key, request, metadata, ...)")
     s.set_defaults(func=cmd_specs)
 
     missing = []
