@@ -161,8 +161,20 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
                 if (val->alt.code) {
                     int64_t ref = top_string(val->msg.code, vtape, vused, val->sw_field);
                     if (ref != 0 && KC_REF_LEN(ref) == (size_t)val->sw_len
-                        && memcmp(data + KC_REF_OFF(ref), val->sw_text, (size_t)val->sw_len) == 0)
+                        && memcmp(data + KC_REF_OFF(ref), val->sw_text, (size_t)val->sw_len) == 0) {
                         vm = &val->alt;
+                        int64_t ex = val->ex_len ? top_string(val->msg.code, vtape, vused, val->ex_field) : 0;
+                        for (int32_t at = 0; ex != 0 && at < val->ex_len; ) {
+                            size_t n = (uint8_t)val->ex_text[at];
+                            if (at + 1 + (int64_t)n > val->ex_len)
+                                break;
+                            if (KC_REF_LEN(ex) == n && memcmp(data + KC_REF_OFF(ex), val->ex_text + at + 1, n) == 0) {
+                                rc = KC_OD_RECORD;     /* another decoder's protocol */
+                                goto done;
+                            }
+                            at += 1 + (int32_t)n;
+                        }
+                    }
                 }
             }
             /* the line: every fixed piece fits, the JSON writers check their own room */

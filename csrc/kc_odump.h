@@ -33,6 +33,10 @@ typedef struct {
     int32_t sw_field;
     const char *sw_text;
     int32_t sw_len;
+    int32_t ex_field;           /* with alt: a record whose regular field ex_field is  */
+    const char *ex_text;        /* one of the strings in ex_text (each a uint8 length  */
+    int32_t ex_len;             /* then its bytes) is handed back (e.g. a protocol
+                                   another decoder is registered for)                */
     const char *head;           /* `}, "payload": {"version": "3", "data": `         */
     int32_t head_len;
 } kc_odump_value;

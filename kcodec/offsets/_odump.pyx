@@ -39,6 +39,9 @@ cdef extern from "kc_odump.h" nogil:
         int32_t sw_field
         const char *sw_text
         int32_t sw_len
+        int32_t ex_field
+        const char *ex_text
+        int32_t ex_len
         const char *head
         int32_t head_len
     ctypedef struct kc_odump_type:
@@ -151,7 +154,9 @@ cdef class TapeJson:
 cdef class DumpTypes:
     """The record-type table kc_odump_lines prints from: ``{record type: (key TapeJson or
     None, head, {value version: (TapeJson, alt TapeJson or None, switch field, switch
-    text, head)})}`` (see csrc/kc_odump.h)."""
+    text, head)})}`` (see csrc/kc_odump.h); with an alt, records whose top-level field
+    ``ex_field`` holds one of ``ex_text``'s strings (each a length byte, then its bytes)
+    are handed back."""
     cdef kc_odump_type *t
     cdef readonly int32_t n_types
     cdef list keep
@@ -166,12 +171,12 @@ cdef class DumpTypes:
                 free(<void *>self.t[i].values)
             free(self.t)
 
-    def __init__(self, dict entries):
+    def __init__(self, dict entries, int32_t ex_field=-1, bytes ex_text=b""):
         cdef TapeJson kj
         cdef kc_odump_type *e
         cdef kc_odump_value *vals
         cdef kc_odump_value *v
-        self.keep = []
+        self.keep = [ex_text]
         n = max([k for k in entries] + [-1]) + 1
         if min([k for k in entries] + [0]) < 0 or n > 32768:
             raise ValueError("DumpTypes: record types are 0..32767")
@@ -205,6 +210,10 @@ cdef class DumpTypes:
                 v.sw_field = sw_field
                 v.sw_text = <const char *>sw_text
                 v.sw_len = len(sw_text)
+                if alt is not None and ex_text:
+                    v.ex_field = ex_field
+                    v.ex_text = <const char *>ex_text
+                    v.ex_len = len(ex_text)
                 v.head = <const char *>vpad
                 v.head_len = len(vpad) - 16
             if key is not None:       # last: a type with a key is a type C prints

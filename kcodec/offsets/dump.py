@@ -134,13 +134,22 @@ _BLOCK = 1 << 13      # lines of about 512 bytes per piece written (~4 MB, reuse
 
 _MEMBERS_EMBEDDED = ("subscription", "assignment")   # consumer protocol, in that order
 _CONSUMER_DECODER = _PROTOCOLS.get(("consumer", None))
-_TABLES: Dict[bool, Any] = {}
+_TABLES: Dict[Optional[FrozenSet[str]], Any] = {}
 
 
-def _default_protocols() -> bool:
-    """Whether only kcodec's own consumer-protocol decoder is registered: then C decodes a
-    classic member's metadata as decode_members does (else GroupMetadata takes Python)."""
-    return len(_PROTOCOLS) == 1 and _PROTOCOLS.get(("consumer", None)) is _CONSUMER_DECODER
+def _protocol_overrides() -> Optional[FrozenSet[str]]:
+    """The consumer protocols (group's protocol names) other decoders are registered for:
+    C hands their groups' metadata back; None when C cannot decode members as
+    decode_members would at all (kcodec's consumer-protocol decoder replaced, or decoders
+    of other protocol types registered)."""
+    if _PROTOCOLS.get(("consumer", None)) is not _CONSUMER_DECODER:
+        return None
+    if any(t != "consumer" for t, _ in _PROTOCOLS):
+        return None
+    names = frozenset(n for t, n in _PROTOCOLS if n is not None)
+    if any(len(n.encode()) > 255 for n in names):
+        return None
+    return names
 
 
 def _writer(prog: Any, embeds: Optional[Dict[Tuple[str, str], int]] = None,
@@ -186,13 +195,16 @@ def _value_entry(rtype: int, info: Any, version: int, members: bool) -> Optional
         return None
 
 
-def _dump_types(members: bool) -> Any:
+def _dump_types(overrides: Optional[FrozenSet[str]]) -> Any:
     """The record-type table of csrc/kc_odump.c: every group-coordinator record type with
-    its key, and each value version the specs know (``members``: group metadata too)."""
-    table = _TABLES.get(members)
+    its key, and each value version the specs know (group metadata unless ``overrides``
+    is None; the groups of the protocols it names are handed back)."""
+    table = _TABLES.get(overrides)
     if table is None:
         import kcodec
+        members = overrides is not None
         entries: Dict[int, Any] = {}
+        fields = set()
         for rtype, info in record_types().items():
             if rtype < 0:
                 continue
@@ -210,8 +222,13 @@ def _dump_types(members: bool) -> Any:
                 e = _value_entry(rtype, info, v, members)
                 if e is not None:
                     versions[v] = e
+                    if e[1] is not None:
+                        fields.add([f.name for f in kcodec.program(info.value, v).top.fields].index("protocol"))
             entries[rtype] = (key, head, versions)
-        table = _TABLES[members] = _odump.DumpTypes(entries)
+        if len(fields) > 1:        # "protocol" must sit at one place for the hand-back test
+            return _dump_types(None)
+        ex = b"".join(bytes([len(n.encode())]) + n.encode() for n in sorted(overrides or ()))
+        table = _TABLES[overrides] = _odump.DumpTypes(entries, fields.pop() if fields else -1, ex)
     return table
 
 
@@ -236,7 +253,7 @@ class _Writer:
     def __init__(self, sel: Selection, file: Optional[str], ch_file: Optional[str]) -> None:
         self.sel = sel
         self.file = file
-        self.types = _dump_types(_default_protocols())
+        self.types = _dump_types(_protocol_overrides())
         self.words = _selection_words(sel)
         self.buf = bytearray(512 * max(_BLOCK, 1))
         self.heads: Dict[Optional[str], bytes] = {}
