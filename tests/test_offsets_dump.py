@@ -349,3 +349,9 @@ def test_a_registered_protocol_decoder_is_honoured(monkeypatch):
     records.register_protocol_decoder("consumer", failing, failing, protocol_name="range")
     ref = _dump(data, False)
     assert ref != plain and _dump(data, True) == ref
+
+
+@pytest.mark.parametrize("src", ["kc_tjson.c", "kc_odump.c"])
+def test_line_writer_kernels_are_warning_free_c99(src, tmp_path):
+    _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
+              "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
