@@ -381,10 +381,13 @@ def spec(name: str) -> MessageSpec:
     return _REGISTRY.get(name)
 
 
-def specs() -> Iterator[MessageSpec]:
-    """Every shipped spec, by name."""
+def specs(folder: Optional[str] = None) -> Iterator[MessageSpec]:
+    """Every shipped spec, by name (only those of ``folder``, e.g. ``group-coordinator``:
+    the others are not even parsed)."""
+    index = _REGISTRY._index()
     for n in _REGISTRY.names():
-        yield _REGISTRY.get(n)
+        if folder is None or index[n][1] == folder:
+            yield _REGISTRY.get(n)
 
 
 def spec_for_api_key(api_key: int, type: str = "request", folder: Optional[str] = None) -> MessageSpec:

@@ -289,3 +289,69 @@ def test_without_extensions_the_record_path_prints_the_same(tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout)
     assert outs[0] == outs[1] and outs[0].count("\n") > 10
+
+
+def test_mutated_records_print_the_record_paths_lines():
+    """Keys and values with bytes flipped, cut or grown (lengths inside them pointing
+    anywhere, embedded member metadata broken, bad UTF-8, surrogates, unknown tagged
+    fields): the C writer prints a record only as the reference does, and hands back the
+    rest (CRC-valid batches: the records reach the writer)."""
+    import kcodec
+    from kcodec.consumer import Assignment, Subscription, encode_assignment, encode_subscription
+    from kcodec.log import encode_batch
+    rnd = random.Random(11)
+    sub = encode_subscription(Subscription(["t", "u"], b"ud", [("t", 0)]))
+    asg = encode_assignment(Assignment([("t", 0), ("t", 1)], b""))
+    member = {"memberId": "m1", "groupInstanceId": None, "clientId": "c", "clientHost": "/h",
+              "rebalanceTimeout": 1, "sessionTimeout": 2, "subscription": sub, "assignment": asg}
+    seeds = [_rec(1, "OffsetCommitKey", {"group": "g", "topic": "t", "partition": 3},
+                  "OffsetCommitValue", {"offset": 5, "metadata": "m", "commitTimestamp": 1}, v)
+             for v in (1, 3, 4)]
+    seeds.append(_rec(2, "GroupMetadataKey", {"group": "g"}, "GroupMetadataValue",
+                      {"protocolType": "consumer", "generation": 3, "protocol": "range",
+                       "leader": "m1", "currentStateTimestamp": 9, "members": [member, member]}, 3))
+    seeds.append(_rec(1, "OffsetCommitKey", {"group": "g", "topic": "t", "partition": 3}))
+    recs = []
+    for _ in range(1500):
+        key, value = rnd.choice(seeds)
+        which = rnd.random()
+        b = bytearray(value if (which < 0.8 and value is not None) else key)
+        op = rnd.randrange(4)
+        if op == 0 and b:
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+        elif op == 1 and b:
+            del b[rnd.randrange(len(b)):]
+        elif op == 2:
+            at = rnd.randrange(len(b) + 1)
+            b[at:at] = bytes(rnd.choice([[0xED, 0xA0, 0x80], [0xFF], [0x7F, 0xFF, 0xFF, 0xFF], [0x01, 0x00]]))
+        else:
+            for _ in range(rnd.randint(1, 4)):
+                if b:
+                    b[rnd.randrange(len(b))] ^= 1 << rnd.randrange(8)
+        recs.append((key, bytes(b)) if which < 0.8 and value is not None else (bytes(b), value))
+    data = b"".join(encode_batch(recs[i:i + 10], base_offset=i) for i in range(0, len(recs), 10))
+    ref = _dump(data, False)
+    assert ref.count("\n") == len(recs) and '"error"' in ref and '"assignedPartitions"' in ref
+    assert _dump(data, True) == ref
+
+
+def test_a_registered_protocol_decoder_is_honoured(monkeypatch):
+    """Group metadata takes the reference path while other protocol decoders are
+    registered (C knows only the consumer protocol's)."""
+    from kcodec.offsets import records
+    monkeypatch.setattr(records, "_PROTOCOLS", dict(records._PROTOCOLS))
+    monkeypatch.setattr("kcodec.offsets.dump._PROTOCOLS", records._PROTOCOLS)
+    data = _mixed_log()
+    plain = _dump(data, True)
+
+    def failing(data):
+        return records.Embedded("X", None, None, None, b"", "not this protocol")
+    records.register_protocol_decoder("consumer", failing, failing, protocol_name="range")
+    ref = _dump(data, False)
+    assert ref != plain and _dump(data, True) == ref
+
+
+@pytest.mark.parametrize("src", ["kc_tjson.c", "kc_odump.c"])
+def test_line_writer_kernels_are_warning_free_c99(src, tmp_path):
+    _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
+              "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)

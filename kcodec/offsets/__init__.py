@@ -15,7 +15,6 @@ from .records import (Embedded, OffsetsRecord, decode_key, decode_record, iter_d
                       unknown_tagged_fields)
 from .state import CommittedOffset, Folder, GroupState, Member, OffsetsState, fold, fold_log
 from .downgrade import DowngradeReport, check as _check
-from .columns import iter_offset_columns
 
 __all__ = [
     "OffsetsRecord", "Embedded", "decode_key", "decode_record", "iter_decoded", "record_types",
@@ -23,6 +22,14 @@ __all__ = [
     "CommittedOffset", "Member", "GroupState", "OffsetsState", "Folder", "fold", "fold_log",
     "DowngradeReport", "check_downgrade", "iter_offset_columns",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the columnar reader imports pyarrow: only when asked for (``offsets dump`` needs none)
+    if name == "iter_offset_columns":
+        from .columns import iter_offset_columns
+        return iter_offset_columns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_downgrade(source: Any, to: str, **kwargs: Any) -> DowngradeReport:

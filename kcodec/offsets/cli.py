@@ -75,22 +75,24 @@ class Progress:
     TTY or when forced.  :meth:`update` takes the absolute position."""
 
     def __init__(self, total: int, enabled: Optional[bool] = None, stream: Optional[TextIO] = None) -> None:
-        from tqdm import tqdm
         stream = stream or sys.stderr   # looked up per call: a default bound at import goes stale
         self.enabled = stream.isatty() if enabled is None else enabled
-        self.bar = tqdm(total=max(total, 1), file=stream, disable=not self.enabled, unit="B",
-                        unit_scale=True, mininterval=0.1, dynamic_ncols=True,
-                        bar_format="{percentage:5.1f}% |{bar}| {n_fmt}/{total_fmt} "
-                                   "[{elapsed}<{remaining}, {rate_fmt}]")
+        self.bar: Any = None
+        if self.enabled:                # (tqdm imported only then: a start-up cost otherwise)
+            from tqdm import tqdm
+            self.bar = tqdm(total=max(total, 1), file=stream, unit="B",
+                            unit_scale=True, mininterval=0.1, dynamic_ncols=True,
+                            bar_format="{percentage:5.1f}% |{bar}| {n_fmt}/{total_fmt} "
+                                       "[{elapsed}<{remaining}, {rate_fmt}]")
 
     def update(self, done: int) -> None:
-        if self.enabled:
+        if self.bar is not None:
             self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        if self.enabled:
+        if self.bar is not None:
             self.update(self.bar.total)
-        self.bar.close()
+            self.bar.close()
 
 
 def _files(paths: List[str]) -> List[str]:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 import kcodec
 from kcodec.consumer import protocol as consumer_protocol
-from kcodec.errors import DecodeError, KcodecError, UnknownMessageError
+from kcodec.errors import DecodeError, KcodecError
 from kcodec.framing import INT16_VERSION, Reader, read_framed
 
 __all__ = [
@@ -97,13 +97,16 @@ def record_types() -> Dict[int, _TypeInfo]:
     global _TYPES
     if _TYPES is None:
         out: Dict[int, _TypeInfo] = {}
-        for s in kcodec.specs():
-            if s.folder != _FOLDER or s.type != "coordinator-key" or s.api_key is None:
+        # (only the coordinator's folder is parsed: a CLI start-up cost otherwise)
+        folder = list(kcodec.specs(_FOLDER))
+        values: Dict[int, Any] = {}
+        for s in folder:       # by name: the first value spec of a record type, as
+            if s.type == "coordinator-value" and s.api_key is not None:   # spec_for_record_type
+                values.setdefault(int(s.api_key), s)
+        for s in folder:
+            if s.type != "coordinator-key" or s.api_key is None or int(s.api_key) not in values:
                 continue
-            try:
-                v = kcodec.spec_for_record_type(s.api_key, "value", _FOLDER)
-            except UnknownMessageError:
-                continue
+            v = values[int(s.api_key)]
             name = s.name[:-3] if s.name.endswith("Key") else s.name
             out[int(s.api_key)] = _TypeInfo(name, s.name, v.name, v.valid_versions.highest)
         _TYPES = out
