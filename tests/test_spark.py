@@ -645,7 +645,7 @@ def test_read_log_rows_equal_the_log_readers_records_and_byte_ranges_change_noth
 @needs_fixtures
 def test_read_log_fused_offsets_equals_read_log_and_from_consumer_offsets(spark):
     from kcodec.spark import from_consumer_offsets, read_log
-    for opts in (None, {"record_types": "all"}):
+    for opts in (None, {"record_types": "all"}, {"fields": ["group", "OffsetCommitValue.offset"]}):
         fused = read_log(spark, str(OFFSETS / "segments"), decode="offsets", options=opts)
         assert fused.where("is_control and decoded is not null").count() == 0
         got = {(r.partition, r.offset): r.decoded for r in fused.where("not is_control").collect()}
