@@ -21,8 +21,8 @@ process on ``local[2]``, the same segments through
 Every variant is the whole job ``df.write.format("noop")`` of every column (the log's
 columns and the decoded struct, named ``decoded`` in all four decoding variants): Spark
 turns every row of every column into its ``UnsafeRow`` (the projection after a Python
-map or UDF) and nothing is pruned.  The variants run in interleaved rounds (the first is a
-warm-up); CPU time (user + system) is read from /proc for the JVM and its Python workers
+map or UDF) and nothing is pruned.  The variants run in interleaved rounds (after a warm-up
+round on a small log); CPU time (user + system) is read from /proc for the JVM and its Python workers
 (children reaped by the JVM or the worker daemon are counted through their parents'
 ``cutime``), with the 1-minute load average around each run.  Target: (fused) at <= 0.4x
 the CPU of (old).
@@ -121,15 +121,19 @@ def main(argv: "List[str] | None" = None) -> int:
     def decoded(df, options=None):
         return df.select("*", from_consumer_offsets("key", "value", options).alias("decoded"))
 
-    frames = {
-        "old": lambda: decoded(old_read_log(spark, path)),
-        "pair": lambda: decoded(read_log(spark, path)),
-        "fused": lambda: read_log(spark, path, decode="offsets"),
-        "narrow": lambda: read_log(spark, path, decode="offsets", options={"fields": NARROW}),
-        "read": lambda: read_log(spark, path),
-    }
+    def frames_of(p):
+        return {
+            "old": lambda: decoded(old_read_log(spark, p)),
+            "pair": lambda: decoded(read_log(spark, p)),
+            "fused": lambda: read_log(spark, p, decode="offsets"),
+            "narrow": lambda: read_log(spark, p, decode="offsets", options={"fields": NARROW}),
+            "read": lambda: read_log(spark, p),
+        }
+    frames = frames_of(path)
     order = args.variants.split(",")
-    rows = read_log(spark, path).count()
+    from kcodec.log import iter_chunks
+    rows = sum(len(ch.records) + sum(len(r) for _, r in ch.inflated.values())
+               for f in sorted(glob.glob(os.path.join(path, "*", "*.log"))) for ch in iter_chunks(f))
     # the decoding variants give the same rows: checked in full on a small log of the same shape
     small = os.path.join(args.data + "-check")
     if not glob.glob(os.path.join(small, "*", "*.log")):
@@ -137,6 +141,8 @@ def main(argv: "List[str] | None" = None) -> int:
         gen([small, "--size-mb", "2", "--partitions", "2", "--seed", "7"])
 
     def rows_of(df):
+        # (the column function decodes control records too; the fused form leaves them null)
+        df = df.withColumn("decoded", F.when(~F.col("is_control"), F.col("decoded")))
         return sorted((r.asDict(recursive=True) for r in df.collect()),
                       key=lambda d: (d["file"], d["batch_position"], d["offset"] if d["offset"] is not None else -1))
     want = rows_of(decoded(read_log(spark, small)))
@@ -149,13 +155,11 @@ def main(argv: "List[str] | None" = None) -> int:
     best: Dict[str, Dict[str, float]] = {}
     loads: Dict[str, List[float]] = {}
 
-    def run(name: str, timed: bool = True) -> None:
+    def run(name: str) -> None:
         df = frames[name]()
         l0, c0, t0 = os.getloadavg()[0], _tree_cpu(), time.perf_counter()
         df.write.format("noop").mode("overwrite").save()
         wall, c1 = time.perf_counter() - t0, _tree_cpu()
-        if not timed:
-            return
         used = {k: c1[k] - c0[k] for k in c1}
         cpu = used["jvm"] + used["python"]
         loads.setdefault(name, []).extend([l0, os.getloadavg()[0]])
@@ -164,8 +168,8 @@ def main(argv: "List[str] | None" = None) -> int:
         if name not in best or cpu < best[name]["cpu"]:
             best[name] = {"cpu": cpu, "wall": wall, **used}
 
-    for name in order:          # warm-up round (JIT, workers, imports)
-        run(name, timed=False)
+    for name in order:          # warm-up round on the small log (JIT, workers, imports)
+        frames_of(small)[name]().write.format("noop").mode("overwrite").save()
     for i in range(args.repeat):
         print(f"round {i + 1}", flush=True)
         for name in (order if i % 2 == 0 else order[::-1]):
@@ -184,7 +188,7 @@ def main(argv: "List[str] | None" = None) -> int:
         "Each variant writes every column (log columns and, where decoded, the `decoded` struct) to "
         "Spark's `noop` format, so every value is turned into Spark's rows and nothing is pruned. "
         f"Best of {args.repeat} interleaved rounds by CPU time (JVM + Python workers, from /proc), after a "
-        "warm-up round; the 1-minute load average around the runs is in the last column.",
+        "warm-up round on a 2 MiB log; the 1-minute load average around the runs is in the last column.",
         "",
         "| variant | CPU s | JVM / Python CPU s | CPU us per record | records per CPU s (per core) "
         "| wall s | vs (old) | load avg |",
