@@ -417,10 +417,11 @@ def _null_rows(arr: pa.Array, keep: np.ndarray) -> pa.Array:
         arr = pa.concat_arrays([arr])       # a bitmap of our own starts at bit 0
     valid = keep & arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else keep
     bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    children = [arr.field(i) for i in range(arr.type.num_fields)] if pa.types.is_struct(arr.type) else None
-    return pa.Array.from_buffers(arr.type, len(arr), [bits] + arr.buffers()[1:len(arr.buffers())
-                                                                            if children is None else 1],
-                                 null_count=len(arr) - int(valid.sum()), children=children)
+    nulls = len(arr) - int(valid.sum())
+    if pa.types.is_struct(arr.type):        # the children as they are, only the struct's bitmap new
+        return pa.Array.from_buffers(arr.type, len(arr), [bits], null_count=nulls,
+                                     children=[arr.field(i) for i in range(arr.type.num_fields)])
+    return pa.Array.from_buffers(arr.type, len(arr), [bits] + arr.buffers()[1:], null_count=nulls)
 
 
 def decode_batch(b: pa.RecordBatch, decode: Optional[str], opts: Dict[str, Any]) -> pa.RecordBatch:
