@@ -317,6 +317,26 @@ def test_read_log_corrupted_copy_loses_no_readable_record(spark, tmp_path):
 
 
 @needs_fixtures
+def test_read_log_fused_decode_of_a_corrupted_copy_is_the_column_functions_on_its_data_rows(tmp_path):
+    # the task side alone (no Spark): control records and the corrupt batch's row get a null
+    # struct, every other row what the column function's kernel gives for it
+    import numpy as np
+    import pyarrow as pa
+    from kcodec.spark._kernels import decode_offsets
+    from kcodec.spark._scan import Split, decode_batch, split_batches
+    _, seg = _corrupt_copy(tmp_path)
+    batches = [decode_batch(b, "offsets", {}) for b in split_batches(Split(str(seg), 0, None))]
+    t = pa.Table.from_batches(batches)
+    data = ~t["is_control"].fill_null(True).to_numpy() & t["error"].is_null().to_numpy()
+    assert (~t["error"].is_null().to_numpy()).any() and data.any()
+    got = t["decoded"].combine_chunks()
+    assert got.is_null().to_numpy(zero_copy_only=False)[~data].all()
+    rows = pa.array(np.flatnonzero(data))
+    exp = decode_offsets(t["key"].combine_chunks().take(rows), t["value"].combine_chunks().take(rows), spark=True)
+    assert got.take(rows).equals(exp)
+
+
+@needs_fixtures
 def test_from_consumer_offsets_equals_single_record_api(spark, offsets_df):
     from kcodec.spark import from_consumer_offsets
     sels = {"default": None, "all": "all", "kip848": _SELECTIONS[3]}
@@ -656,7 +676,7 @@ def test_read_log_rows_equal_the_log_readers_records_and_byte_ranges_change_noth
 @needs_fixtures
 def test_read_log_fused_offsets_equals_read_log_and_from_consumer_offsets(spark):
     from kcodec.spark import from_consumer_offsets, read_log
-    for opts in (None, {"record_types": "all"}):
+    for opts in (None, {"record_types": "all"}, {"fields": ["group", "OffsetCommitValue.offset"]}):
         fused = read_log(spark, str(OFFSETS / "segments"), decode="offsets", options=opts)
         assert fused.where("is_control and decoded is not null").count() == 0
         got = {(r.partition, r.offset): r.decoded for r in fused.where("not is_control").collect()}

@@ -205,6 +205,7 @@ def _binary(buf: Any, pos: np.ndarray, length: np.ndarray) -> pa.Array:
     """The slices ``buf[pos:pos + length]`` (length < 0: null) as a binary array, gathered
     by NumPy."""
     n = len(pos)
+    pos = np.asarray(pos, np.int64)
     length = np.asarray(length)
     valid = length >= 0
     lens = np.where(valid, length, 0).astype(np.int64)
@@ -213,9 +214,21 @@ def _binary(buf: Any, pos: np.ndarray, length: np.ndarray) -> pa.Array:
     total = int(offs[-1])
     if total:
         src = np.frombuffer(buf, np.uint8)
-        idx = np.arange(total, dtype=np.int64)
-        idx += np.repeat(np.asarray(pos, np.int64) - offs[:-1], lens)
-        data = pa.py_buffer(src[idx])
+        some = lens > 0
+        starts = pos[some]
+        ends = starts + lens[some]
+        if (starts[1:] >= ends[:-1]).all():
+            # the scanner's records lie in buffer order, so the slices are sorted and
+            # disjoint: mark their bytes (+1 at a start, -1 at an end) and keep those, one
+            # byte of mask per byte of the buffer instead of an index per byte copied
+            mark = np.zeros(len(src) + 1, np.int8)
+            mark[starts] += 1
+            mark[ends] -= 1
+            data = pa.py_buffer(src[np.cumsum(mark[:-1], dtype=np.int8).view(bool)])
+        else:
+            idx = np.arange(total, dtype=np.int64)
+            idx += np.repeat(pos - offs[:-1], lens)
+            data = pa.py_buffer(src[idx])
     else:
         data = pa.py_buffer(b"")
     nulls = n - int(valid.sum())
@@ -358,17 +371,29 @@ class Decoder(NamedTuple):
     kernel: Callable[[pa.Array, pa.Array, Dict[str, Any]], pa.Array]
 
 
+def _offsets_options(opts: Dict[str, Any]) -> Tuple[str, Any, Any]:
+    """``mode``, ``record_types`` and ``fields`` from :func:`~kcodec.spark.from_consumer_offsets`'
+    options (unknown ones refused)."""
+    from . import _kernels as K
+    mode, rest = K.check_mode(dict(opts))
+    rts = K._selected(rest.pop("record_types", None))
+    fields = K.fields_option(rest.pop("fields", None))
+    if rest:
+        raise ValueError(f"unknown options: {sorted(rest)}")
+    return mode, rts, fields
+
+
 def _offsets_type(opts: Dict[str, Any]) -> pa.DataType:
     from . import _kernels as K
     from ._types import spark_arrow_type
-    return spark_arrow_type(K.offsets_type(opts.get("record_types")), nullable_top=True)
+    _, rts, fields = _offsets_options(opts)
+    return spark_arrow_type(K.project_type(K.offsets_type(rts), fields), nullable_top=True)
 
 
 def _offsets_kernel(key: pa.Array, value: pa.Array, opts: Dict[str, Any]) -> pa.Array:
     from . import _kernels as K
-    mode, rest = K.check_mode(dict(opts))
-    return K.decode_offsets(key, value, mode=mode, record_types=K._selected(rest.get("record_types")),
-                            spark=True)
+    mode, rts, fields = _offsets_options(opts)
+    return K.decode_offsets(key, value, mode=mode, record_types=rts, fields=fields, spark=True)
 
 
 DECODERS: Dict[str, Decoder] = {"offsets": Decoder("decoded", _offsets_type, _offsets_kernel)}
@@ -386,6 +411,19 @@ def decoded_schema(decode: Optional[str], opts: Dict[str, Any]) -> pa.Schema:
     return LOG_SCHEMA.append(pa.field(d.column, d.arrow_type(opts)))
 
 
+def _null_rows(arr: pa.Array, keep: np.ndarray) -> pa.Array:
+    """``arr`` with the rows where ``keep`` is False null, its values' buffers shared."""
+    if arr.offset:
+        arr = pa.concat_arrays([arr])       # a bitmap of our own starts at bit 0
+    valid = keep & arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else keep
+    bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    nulls = len(arr) - int(valid.sum())
+    if pa.types.is_struct(arr.type):        # the children as they are, only the struct's bitmap new
+        return pa.Array.from_buffers(arr.type, len(arr), [bits], null_count=nulls,
+                                     children=[arr.field(i) for i in range(arr.type.num_fields)])
+    return pa.Array.from_buffers(arr.type, len(arr), [bits] + arr.buffers()[1:], null_count=nulls)
+
+
 def decode_batch(b: pa.RecordBatch, decode: Optional[str], opts: Dict[str, Any]) -> pa.RecordBatch:
     """``b`` with the decoder's column: decoded on the data rows, null on control records
     and corrupt-batch rows."""
@@ -400,11 +438,11 @@ def decode_batch(b: pa.RecordBatch, decode: Optional[str], opts: Dict[str, Any])
     elif not data.any():
         col = pa.nulls(len(b), typ)
     else:
-        rows = pa.array(np.flatnonzero(data))
-        part = d.kernel(b.column("key").take(rows), b.column("value").take(rows), opts)
-        pos = np.full(len(b), -1, np.int64)
-        pos[data] = np.arange(len(rows))
-        col = part.take(pa.array(pos, mask=~data))
+        # the whole batch in one call, with the key and value of the other rows (control
+        # records, corrupt-batch rows) nulled in place (a row null in both is not decoded),
+        # and their results nulled: no copy of the batch's rows to leave them out
+        col = _null_rows(d.kernel(_null_rows(b.column("key"), data), _null_rows(b.column("value"), data), opts),
+                         data)
     if col.type != typ:
         col = col.cast(typ)
     return pa.RecordBatch.from_arrays(list(b.columns) + [col],

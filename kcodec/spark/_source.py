@@ -83,8 +83,9 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
 
     ``decode``: also decode each record in the same pass, into one more struct column
     (``"offsets"``: column ``decoded``, what :func:`~kcodec.spark.from_consumer_offsets`
-    gives, ``options`` as its options: ``record_types``, ``mode``); null on control
-    records and corrupt-batch rows.  ``split_bytes``: bytes per task (default: the
+    gives, ``options`` as its options: ``record_types``, ``fields``, ``mode``); null on
+    control records and corrupt-batch rows.  A narrow ``fields`` list is the cheapest
+    way to read a few fields of a big history.  ``split_bytes``: bytes per task (default: the
     input spread over twice the cores Spark has, 16-128 MiB); files are cut at batch
     boundaries, so a 1 GiB segment is read by several tasks.
     """

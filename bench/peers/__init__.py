@@ -1,0 +1,1 @@
+"""Earlier kcodec implementations kept as peers for benchmarks (not part of the package)."""
