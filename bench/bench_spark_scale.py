@@ -75,17 +75,25 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
     p = subprocess.Popen(cmd, env=env, stdout=outf, stderr=errf, text=True)
     seen: Dict[int, float] = {}
     peak = 0
-    while p.poll() is None:
-        rss = 0
-        for q in _tree(p.pid) + [q for r in also for q in _tree(r)]:
+    try:
+        while p.poll() is None:
+            rss = 0
+            for q in _tree(p.pid) + [q for r in also for q in _tree(r)]:
+                try:
+                    c, r = _cpu_rss(q)
+                except OSError:
+                    continue
+                seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
+                rss += r
+            peak = max(peak, rss)
+            time.sleep(0.2)
+    except BaseException:           # stopped: the command (and its JVM) go too
+        for q in _tree(p.pid)[::-1]:
             try:
-                c, r = _cpu_rss(q)
+                os.kill(q, 15)
             except OSError:
-                continue
-            seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
-            rss += r
-        peak = max(peak, rss)
-        time.sleep(0.2)
+                pass
+        raise
     p.wait()
     wall = time.monotonic() - t0
     outf.seek(0)
