@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -59,24 +59,41 @@ def _cpu_rss(pid: int) -> Tuple[float, int]:
     return cpu, int(fields[21]) * PAGE
 
 
-def measure(cmd: List[str], env: Optional[Dict[str, str]] = None) -> Dict[str, float]:
-    """Run ``cmd``; wall seconds, tree CPU seconds, peak tree RSS bytes."""
+def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
+            also: Tuple[int, ...] = ()) -> Dict[str, float]:
+    """Run ``cmd``; wall seconds, tree CPU seconds, peak tree RSS bytes.  ``also``: more
+    process trees to count (a standalone master and its workers, whose executors do the
+    work), each process's CPU from when the run started."""
+    base: Dict[int, float] = {}
+    for q in (q for r in also for q in _tree(r)):
+        try:
+            base[q] = _cpu_rss(q)[0]
+        except OSError:
+            pass
     t0 = time.monotonic()
     outf, errf = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")   # no pipe to fill
     p = subprocess.Popen(cmd, env=env, stdout=outf, stderr=errf, text=True)
     seen: Dict[int, float] = {}
     peak = 0
-    while p.poll() is None:
-        rss = 0
-        for q in _tree(p.pid):
+    try:
+        while p.poll() is None:
+            rss = 0
+            for q in _tree(p.pid) + [q for r in also for q in _tree(r)]:
+                try:
+                    c, r = _cpu_rss(q)
+                except OSError:
+                    continue
+                seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
+                rss += r
+            peak = max(peak, rss)
+            time.sleep(0.2)
+    except BaseException:           # stopped: the command (and its JVM) go too
+        for q in _tree(p.pid)[::-1]:
             try:
-                c, r = _cpu_rss(q)
+                os.kill(q, 15)
             except OSError:
-                continue
-            seen[q] = max(seen.get(q, 0.0), c)
-            rss += r
-        peak = max(peak, rss)
-        time.sleep(0.2)
+                pass
+        raise
     p.wait()
     wall = time.monotonic() - t0
     outf.seek(0)
@@ -125,74 +142,254 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _alive_workers(ui: int) -> int:
+    import json
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as r:
+            return int(json.load(r).get("aliveworkers", 0))
+    except (OSError, ValueError):
+        return -1
+
+
 def standalone(path: str, workers: int) -> Dict[str, float]:
-    """``kcodec analyze`` against a standalone master with ``workers`` workers of 1 core."""
+    """``kcodec analyze PATH --master spark://...`` (as a user submits to a cluster)
+    against a standalone master and ``workers`` workers of 1 core and 1 GiB each, all on
+    127.0.0.1 and started here; CPU and RSS count the driver's tree and the master's and
+    workers' (the executors are the workers' children)."""
     import pyspark
     home = os.path.dirname(pyspark.__file__)
     cls = os.path.join(home, "bin", "spark-class")
     env = _env_without_venv()
     env["SPARK_HOME"] = home
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
     port, ui = _free_port(), _free_port()
     url = f"spark://127.0.0.1:{port}"
+    work = tempfile.mkdtemp(prefix="kcodec-standalone-")
+    log = open(os.path.join(work, "daemons.log"), "w")
     procs = [subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(port), "--webui-port", str(ui)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    work = tempfile.mkdtemp()
+                              stdout=log, stderr=subprocess.STDOUT)]
     try:
-        time.sleep(5)
-        for i in range(workers):
-            procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--cores", "1",
-                                           "--memory", "1g", "--webui-port", str(_free_port()),
+        for _ in range(workers):
+            procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                                           "--cores", "1", "--memory", "1g", "--webui-port", "0",
                                            "--work-dir", work], env=env,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        time.sleep(8)
-        r = measure([_bin("kcodec"), "analyze", path, "--master", url, "--no-progress"], env=env)
+                                          stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 180
+        while _alive_workers(ui) < workers:
+            if time.monotonic() > deadline or any(q.poll() is not None for q in procs):
+                log.flush()
+                with open(log.name) as f:
+                    raise SystemExit(f"standalone cluster did not come up:\n{f.read()[-3000:]}")
+            time.sleep(1)
+        r = measure([_bin("kcodec"), "analyze", path, "--master", url, "--no-progress"], env=env,
+                    also=tuple(q.pid for q in procs))
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(30)
+        for q in procs[::-1]:
+            q.terminate()
+        for q in procs:
+            try:
+                q.wait(30)
+            except subprocess.TimeoutExpired:
+                q.kill()
+                q.wait()
+        log.close()
         shutil.rmtree(work, ignore_errors=True)
     return r
 
 
+# --------------------------------------------------------------------------- inputs
+
+SIZES = (32, 128, 512, 2048)         # MiB, 4 partitions each
+SEGMENT_INPUT = "seg1g"              # one partition, one ~1 GiB segment (+ .index)
+
+
+def ensure_inputs(data: str, sizes: Tuple[int, ...] = SIZES, segment: bool = True) -> Dict[str, str]:
+    """The generated inputs under ``data`` (made once, reused): ``h<MiB>`` of 4
+    partitions, and ``seg1g``."""
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_offsets_log.py")
+    want = {f"h{n}": ["--size-mb", str(n), "--partitions", "4"] for n in sizes}
+    if segment:
+        want[SEGMENT_INPUT] = ["--size-mb", "1000", "--segment-mb", "1024", "--seed", "7"]
+    out = {}
+    for name, args in want.items():
+        d = os.path.join(data, name)
+        if not os.path.isdir(d):
+            print(f"generating {d} ...", file=sys.stderr, flush=True)
+            shutil.rmtree(d + ".tmp", ignore_errors=True)
+            subprocess.run([sys.executable, gen, d + ".tmp"] + args, check=True, stdout=subprocess.DEVNULL)
+            os.rename(d + ".tmp", d)
+        out[name] = d
+    return out
+
+
+# --------------------------------------------------------------------------- the questions
+
+def _mib(path: str) -> str:
+    return f"{_size(path) / (1 << 20):,.0f} MiB"
+
+
+def growing(paths: List[str], lines: List[str]) -> None:
+    """1: analyze against offsets groups on growing inputs, with Spark's fixed start-up
+    (analyze on the bundled sample) measured in the same run."""
+    env = _env_without_venv()
+    load = _load()
+    s = measure([_bin("kcodec"), "analyze", "--no-progress"], env=env)
+    lines += ["| input | command | wall s | tree CPU s | peak tree RSS MB | records/s per CPU s "
+              "| records/s per core (wall, 2 cores) | load avg before (1/5/15) |",
+              "|---|---|---|---|---|---|---|---|",
+              f"| bundled sample, 336 records (Spark's fixed start-up) | `kcodec analyze` | {s['wall']:.1f} "
+              f"| {s['cpu']:.1f} | {s['rss'] / 1e6:,.0f} | - | - | {load} |"]
+    print(lines[-1], flush=True)
+    ratios = []
+    for path in paths:
+        n = records_in(path)
+        res = {}
+        for name, cmd in (("kcodec offsets groups", [_bin("kcodec"), "offsets", "groups", path]),
+                          ("kcodec analyze", [_bin("kcodec"), "analyze", path, "--no-progress"])):
+            load = _load()
+            r = res[name] = measure(cmd, env=env)
+            lines.append(f"| {_mib(path)}, {n / 1e6:.2f}M records | `{name}` | {r['wall']:.1f} | {r['cpu']:.1f} "
+                         f"| {r['rss'] / 1e6:,.0f} | {n / max(r['cpu'], 1e-9):,.0f} "
+                         f"| {n / r['wall'] / 2:,.0f} | {load} |")
+            print(lines[-1], flush=True)
+        a, g = res["kcodec analyze"], res["kcodec offsets groups"]
+        above = a["cpu"] - s["cpu"]
+        ratios.append(f"| {_mib(path)} | {above:.1f} s | {g['cpu']:.1f} s | {above / max(g['cpu'], 1e-9):.2f}x "
+                      f"| {'yes' if a['cpu'] <= 2 * g['cpu'] + s['cpu'] else 'NO'} | {a['rss'] / 1e6:,.0f} MB |")
+    lines += ["", "Against the target (analyze's CPU <= 2x `offsets groups`' + the start-up above; peak "
+              "tree RSS <= 3 GB):", "",
+              "| input | analyze CPU above start-up | `offsets groups` CPU | ratio | within 2x + start-up "
+              "| analyze peak tree RSS |", "|---|---|---|---|---|---|"] + ratios
+
+
+def _offsets_groups_tables(stdout: str) -> Tuple[Dict[Any, Any], Dict[Any, Any]]:
+    import json
+    d = json.loads(stdout)["groups"]
+    groups = {gid: (g["type"], g["state"], g["generation"], len(g["members"]), len(g["offsets"]))
+              for gid, g in d.items()}
+    offs = {(gid, o["topic"], o["partition"]): (o["offset"], o["log_offset"], o["commit_timestamp"])
+            for gid, g in d.items() for o in g["offsets"].values()}
+    return groups, offs
+
+
+def _analyze_tables(out: str) -> Tuple[Dict[Any, Any], Dict[Any, Any]]:
+    import pyarrow.parquet as pq
+    g = pq.read_table(os.path.join(out, "groups")).to_pylist()
+    o = pq.read_table(os.path.join(out, "committed_offsets")).to_pylist()
+    groups = {r["group_id"]: (r["type"], r["state"], r["generation"], r["members"], r["offsets"]) for r in g}
+    offs = {(r["group_id"], r["topic"], r["partition"]): (r["offset"], r["log_offset"], r["commit_timestamp"])
+            for r in o}
+    return groups, offs
+
+
+def _diff(a: Dict[Any, Any], b: Dict[Any, Any]) -> str:
+    if a == b:
+        return "equal"
+    keys = set(a) ^ set(b)
+    vals = [k for k in set(a) & set(b) if a[k] != b[k]]
+    return f"DIFFER: {len(keys)} keys in one only, {len(vals)} values differ (e.g. {sorted(keys | set(vals))[:3]})"
+
+
+def single_segment(path: str, lines: List[str]) -> bool:
+    """2: a 1 GiB single-segment partition: analyze with default settings (measured), and
+    its groups/committed_offsets tables (``--out``) against ``offsets groups --json -v``."""
+    env = _env_without_venv()
+    n = records_in(path)
+    files = sorted(f for f in os.listdir(os.path.join(path, "__consumer_offsets-0")))
+    lines += [f"Input: one partition, {', '.join(files)} ({_mib(path)}, {n / 1e6:.2f}M records).", "",
+              "| command | wall s | tree CPU s | peak tree RSS MB | records/s per CPU s | load avg before |",
+              "|---|---|---|---|---|---|"]
+    load = _load()
+    g = measure([_bin("kcodec"), "offsets", "groups", "--json", "-v", path], env=env)
+    lines.append(f"| `kcodec offsets groups --json -v` | {g['wall']:.1f} | {g['cpu']:.1f} | {g['rss'] / 1e6:,.0f} "
+                 f"| {n / max(g['cpu'], 1e-9):,.0f} | {load} |")
+    print(lines[-1], flush=True)
+    load = _load()
+    a = measure([_bin("kcodec"), "analyze", path, "--no-progress"], env=env)
+    lines.append(f"| `kcodec analyze` | {a['wall']:.1f} | {a['cpu']:.1f} | {a['rss'] / 1e6:,.0f} "
+                 f"| {n / max(a['cpu'], 1e-9):,.0f} | {load} |")
+    print(lines[-1], flush=True)
+    out = tempfile.mkdtemp(prefix="kcodec-seg1g-")
+    try:
+        load = _load()
+        w = measure([_bin("kcodec"), "analyze", path, "--no-progress", "--out", out], env=env)
+        lines.append(f"| `kcodec analyze --out DIR` (every table, `records` too) | {w['wall']:.1f} | {w['cpu']:.1f} "
+                     f"| {w['rss'] / 1e6:,.0f} | {n / max(w['cpu'], 1e-9):,.0f} | {load} |")
+        print(lines[-1], flush=True)
+        ga, oa = _analyze_tables(out)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    gg, og = _offsets_groups_tables(g["stdout"])   # type: ignore[arg-type]
+    dg, do = _diff(ga, gg), _diff(oa, og)
+    lines += ["", f"analyze's `groups` table against `offsets groups` ({len(gg)} groups: type, state, "
+              f"generation, members, offsets): **{dg}**; its `committed_offsets` ({len(og):,} offsets: offset, "
+              f"log offset, commit timestamp): **{do}**."]
+    print(lines[-1], flush=True)
+    return dg == do == "equal"
+
+
+def workers_rounds(path: str, rounds: int, lines: List[str]) -> None:
+    """3: standalone master + 1 vs 2 workers of 1 core, alternately, ``rounds`` times."""
+    n = records_in(path)
+    lines += [f"Input: {_mib(path)}, {n / 1e6:.2f}M records, 4 partitions (4 fold tasks).", "",
+              "| round | workers | wall s | tree CPU s (driver + master + workers + executors) | peak RSS MB "
+              "| records/s (wall) | load avg before (1/5/15) |", "|---|---|---|---|---|---|---|"]
+    for i in range(1, rounds + 1):
+        for w in ((1, 2) if i % 2 else (2, 1)):
+            load = _load()
+            r = standalone(path, w)
+            lines.append(f"| {i} | {w} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss'] / 1e6:,.0f} "
+                         f"| {n / r['wall']:,.0f} | {load} |")
+            print(lines[-1], flush=True)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("paths", nargs="+")
-    ap.add_argument("--standalone", action="store_true", help="1 vs 2 workers of 1 core on a standalone master")
-    ap.add_argument("--out", help="append the Markdown rows to this file")
+    ap.add_argument("paths", nargs="*", help="inputs for --growing / --standalone")
+    ap.add_argument("--all", metavar="DATA", help="everything in one command: generate missing inputs under DATA "
+                                                  "and run the three questions")
+    ap.add_argument("--growing", action="store_true", help="question 1 on PATHS")
+    ap.add_argument("--segment", metavar="PATH", help="question 2 on this single-segment input")
+    ap.add_argument("--standalone", action="store_true", help="question 3: 1 vs 2 workers of 1 core on PATHS[0]")
+    ap.add_argument("--rounds", type=int, default=3, help="standalone rounds (1w/2w alternately)")
+    ap.add_argument("--out", help="append the Markdown to this file")
     a = ap.parse_args(argv)
+    import signal
+    # a SIGTERM (timeout, the lead's ^C in another terminal) still stops the daemons started here
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     lines: List[str] = []
-    env = _env_without_venv()
-    if a.standalone:
-        lines.append("| input | workers | wall s | tree CPU s | records/s (wall) | load avg before |")
-        lines.append("|---|---|---|---|---|---|")
-        for path in a.paths:
-            n = records_in(path)
-            for w in (1, 2):
-                load = _load()
-                r = standalone(path, w)
-                lines.append(f"| {_size(path) / (1 << 20):.0f} MiB, {n / 1e6:.2f}M records | {w} | {r['wall']:.1f} "
-                             f"| {r['cpu']:.1f} | {n / r['wall']:,.0f} | {load} |")
-                print(lines[-1], flush=True)
+    t0 = time.monotonic()
+    ok = True
+    if a.all:
+        inp = ensure_inputs(a.all)
+        a.growing, a.segment, a.standalone = True, inp[SEGMENT_INPUT], True
+        grow = [inp[f"h{n}"] for n in SIZES]
+        stand = inp["h512"]
     else:
-        lines.append("| input | command | wall s | tree CPU s | peak tree RSS MB | records/s per CPU s "
-                     "| load avg before |")
-        lines.append("|---|---|---|---|---|---|---|")
-        for path in a.paths:
-            n = records_in(path)
-            for name, cmd in (("kcodec offsets groups", [_bin("kcodec"), "offsets", "groups", path]),
-                              ("kcodec analyze", [_bin("kcodec"), "analyze", path, "--no-progress"])):
-                load = _load()
-                r = measure(cmd, env=env)
-                lines.append(f"| {_size(path) / (1 << 20):.0f} MiB, {n / 1e6:.2f}M records | `{name}` "
-                             f"| {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss'] / 1e6:,.0f} | "
-                             f"{n / max(r['cpu'], 1e-9):,.0f} | {load} |")
-                print(lines[-1], flush=True)
+        grow = a.paths
+        stand = a.paths[0] if a.paths else None
+    if a.growing:
+        lines += ["### 1. Growing inputs (4 partitions)", ""]
+        growing(grow, lines)
+        lines.append("")
+    if a.segment:
+        lines += ["### 2. A 1 GiB single-segment partition", ""]
+        ok = single_segment(a.segment, lines)
+        lines.append("")
+    if a.standalone:
+        if stand is None:
+            ap.error("--standalone needs a PATH")
+        lines += ["### 3. Standalone master + 1 vs 2 workers (1 core, 1 GiB each), alternately", ""]
+        workers_rounds(stand, a.rounds, lines)
+        lines.append("")
+    lines.append(f"(this command: {time.monotonic() - t0:,.0f} s wall)")
     if a.out:
         with open(a.out, "a") as f:
             f.write("\n".join(lines) + "\n\n")
-    return 0
+    print("\n".join(lines))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import kcodec  # noqa: E402
 from kcodec.log import encode_batch, encode_control_batch  # noqa: E402
+from kcodec.log._records import crc32c  # noqa: E402  (the C one; kcodec.log does not re-export it)
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -136,31 +137,83 @@ class Gen:
         return self.commit_batch(g)
 
 
+def _shift(chunk: bytes, d_off: int, d_ts: int) -> bytes:
+    """``chunk`` (whole v2 batches) with every batch's base offset moved by ``d_off`` and
+    its base/max timestamps by ``d_ts``; the CRC (over attributes onward) recomputed."""
+    out = bytearray(chunk)
+    p = 0
+    while p < len(out):
+        base, blen = struct.unpack_from(">qi", out, p)
+        struct.pack_into(">q", out, p, base + d_off)
+        t0, t1 = struct.unpack_from(">qq", out, p + 27)
+        struct.pack_into(">qq", out, p + 27, t0 + d_ts, t1 + d_ts)
+        struct.pack_into(">I", out, p + 17, crc32c(bytes(out[p + 21:p + 12 + blen])))
+        p += 12 + blen
+    return bytes(out)
+
+
 def generate(out_dir: str, size_bytes: int, *, compression: int = 0, segment_bytes: int = 1 << 30,
-             seed: int = 1, partition: int = 0, group_prefix: str = "") -> List[str]:
-    """Write about ``size_bytes`` of log into ``out_dir/__consumer_offsets-<partition>``;
-    returns the files."""
+             seed: int = 1, partition: int = 0, group_prefix: str = "",
+             fresh_bytes: int = 64 << 20, index_interval: int = 4096) -> List[str]:
+    """Write about ``size_bytes`` of log into ``out_dir/__consumer_offsets-<partition>``
+    (segments of ``segment_bytes``, each with its sparse ``.index`` as a broker writes
+    it: an entry every ``index_interval`` bytes); returns the ``.log`` files.
+
+    The first ``fresh_bytes`` are generated record by record; after that the same
+    batches are written again with their offsets and timestamps moved on (the history
+    repeats, as far as commits go: a bench input, generated in seconds per GiB)."""
     part = os.path.join(out_dir, f"__consumer_offsets-{partition}")
     os.makedirs(part, exist_ok=True)
     gen = Gen(seed=seed, compression=compression, group_prefix=group_prefix)
-    files = []
-    written = 0
-    f = None
-    seg_written = 0
+    files: List[str] = []
+    f = idx = None
+    written = seg_written = since_index = 0
+    seg_base = 0
+    block: List[Tuple[bytes, int]] = []        # (chunk, its first offset) of the fresh part
+    block_bytes = 0
+    rep = 0
+    ts0 = gen.ts
+    span_off = span_ts = 0
+    i = -1                                      # -1: the fresh part is still being written
     while written < size_bytes:
+        if block_bytes < fresh_bytes or not block:
+            first = gen.offset
+            data = gen.next_chunk()
+            block.append((data, first))
+            block_bytes += len(data)
+            first_off, last_off = first, gen.offset - 1
+        else:
+            if i in (-1, len(block)):
+                if rep == 0:
+                    span_off, span_ts = gen.offset, gen.ts - ts0 + 1000
+                rep += 1
+                i = 0
+            chunk, first = block[i]
+            i += 1
+            data = _shift(chunk, rep * span_off, rep * span_ts)
+            first_off = first + rep * span_off
+            nxt = block[i][1] if i < len(block) else span_off
+            last_off = nxt - 1 + rep * span_off
         if f is None or seg_written >= segment_bytes:
             if f is not None:
                 f.close()
-            path = os.path.join(part, f"{gen.offset:020d}.log")
+                idx.close()
+            seg_base = first_off
+            path = os.path.join(part, f"{seg_base:020d}.log")
             files.append(path)
             f = open(path, "wb")
-            seg_written = 0
-        data = gen.next_chunk()
+            idx = open(path[:-4] + ".index", "wb")
+            seg_written = since_index = 0
+        if since_index > index_interval:       # Kafka: after index.interval.bytes, the next append
+            idx.write(struct.pack(">ii", last_off - seg_base, seg_written))
+            since_index = 0
         f.write(data)
         written += len(data)
         seg_written += len(data)
+        since_index += len(data)
     if f is not None:
         f.close()
+        idx.close()
     return files
 
 
@@ -171,6 +224,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--segment-mb", type=float, default=1024)
     ap.add_argument("--compression", choices=sorted(CODECS), default="none")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fresh-mb", type=float, default=64,
+                    help="MiB per partition generated record by record; the rest repeats them with "
+                         "offsets and timestamps moved on")
     ap.add_argument("--partitions", type=int, default=1,
                     help="__consumer_offsets partitions to write (--size-mb is split over them); "
                          "partition i has seed SEED+i and its own groups (p<i>-group-*), as a broker "
@@ -180,7 +236,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for i in range(a.partitions):
         files += generate(a.out_dir, int(a.size_mb * (1 << 20)) // a.partitions, compression=CODECS[a.compression],
                           segment_bytes=int(a.segment_mb * (1 << 20)), seed=a.seed + i, partition=i,
-                          group_prefix=f"p{i}-" if a.partitions > 1 else "")
+                          group_prefix=f"p{i}-" if a.partitions > 1 else "",
+                          fresh_bytes=int(a.fresh_mb * (1 << 20)))
     print("\n".join(files))
     return 0
 
