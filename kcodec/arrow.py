@@ -152,12 +152,17 @@ def _keep(prog: Program, fields: Optional[Sequence[str]]) -> Optional[List[int]]
     """The indexes of top-level ``fields`` of ``prog`` (None: all of them)."""
     if fields is None:
         return None
-    nodes = layout(prog)
-    names = [nodes[k].name for k in nodes[0].kids]
-    missing = [f for f in fields if f not in names]
-    if missing:
-        raise ValueError(f"{prog.name} v{prog.version} has no field {missing[0]!r}")
-    return sorted({names.index(f) for f in fields})
+    cache = prog.__dict__.setdefault("_kc_keep", {})
+    key = fields if isinstance(fields, tuple) else tuple(fields)
+    got = cache.get(key)
+    if got is None:
+        nodes = layout(prog)
+        names = [nodes[k].name for k in nodes[0].kids]
+        missing = [f for f in key if f not in names]
+        if missing:
+            raise ValueError(f"{prog.name} v{prog.version} has no field {missing[0]!r}")
+        got = cache[key] = sorted({names.index(f) for f in key})
+    return list(got)
 
 
 def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
