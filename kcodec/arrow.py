@@ -379,7 +379,17 @@ def _batch(prog: Program, nodes: List[Node], bufs: List[Any], keep: Optional[Lis
     types = _types(prog)
     tt = types["types"]
     kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
-    arrays = [_array(nodes, tt, bufs, k, types) for k in kids]
+    arrays = []
+    for k in kids:      # the flat columns inline: this runs per call, whatever the rows
+        kind, n, validity, values, offsets, data = bufs[k]
+        if n and (kind == N_FIXED or kind == N_BOOL):
+            arrays.append(_from_buffers(tt[k], n, [None if validity is None else _py_buffer(validity),
+                                                   _py_buffer(values)]))
+        elif n and kind == N_VAR:
+            arrays.append(_from_buffers(tt[k], n, [None if validity is None else _py_buffer(validity),
+                                                   _py_buffer(offsets), _py_buffer(data)]))
+        else:
+            arrays.append(_array(nodes, tt, bufs, k, types))
     arrays.append(error_column)
     return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep))
 
