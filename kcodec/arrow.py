@@ -152,12 +152,17 @@ def _keep(prog: Program, fields: Optional[Sequence[str]]) -> Optional[List[int]]
     """The indexes of top-level ``fields`` of ``prog`` (None: all of them)."""
     if fields is None:
         return None
-    nodes = layout(prog)
-    names = [nodes[k].name for k in nodes[0].kids]
-    missing = [f for f in fields if f not in names]
-    if missing:
-        raise ValueError(f"{prog.name} v{prog.version} has no field {missing[0]!r}")
-    return sorted({names.index(f) for f in fields})
+    cache = prog.__dict__.setdefault("_kc_keep", {})
+    key = fields if isinstance(fields, tuple) else tuple(fields)
+    got = cache.get(key)
+    if got is None:
+        nodes = layout(prog)
+        names = [nodes[k].name for k in nodes[0].kids]
+        missing = [f for f in key if f not in names]
+        if missing:
+            raise ValueError(f"{prog.name} v{prog.version} has no field {missing[0]!r}")
+        got = cache[key] = sorted({names.index(f) for f in key})
+    return list(got)
 
 
 def _fits(into: List[Node], i: int, nodes: List[Node], j: int) -> bool:
@@ -333,14 +338,15 @@ def _native_rows(prog: Program, values: Any, skip: int, select: Any,
     """The batch and the rows' info (kcodec._native.decode_columns; ``{}`` without
     ``want_info``)."""
     nodes = layout(prog)
-    kw = dict(skip=skip, layout=nodes, select=select, programs=progs, which=which,
-              prefix=prefix, keep=keep, info=want_info)
     if isinstance(values, Slices):
         got = kcodec._engine.decode_columns(
             prog, data=values.buffer, positions=values.positions, lengths=values.lengths,
-            take=values.take, **kw)
+            take=values.take, skip=skip, layout=nodes, select=select, programs=progs,
+            which=which, prefix=prefix, keep=keep, info=want_info)
     else:
-        got = kcodec._engine.decode_columns(prog, values, **kw)
+        got = kcodec._engine.decode_columns(prog, values, skip=skip, layout=nodes, select=select,
+                                            programs=progs, which=which, prefix=prefix,
+                                            keep=keep, info=want_info)
     bufs, errors = got[0], got[1]
     info = got[2] if want_info else {}
     n = bufs[0][1]
@@ -350,8 +356,20 @@ def _native_rows(prog: Program, values: Any, skip: int, select: Any,
             col[row] = text
         error_column = _strings(col)
     else:
-        error_column = pa.nulls(n, pa.string())
+        error_column = _no_errors(n)
     return _batch(prog, nodes, bufs, keep, error_column), info
+
+
+_NO_ERRORS: List[pa.Array] = [pa.nulls(0, pa.string())]
+
+
+def _no_errors(n: int) -> pa.Array:
+    """An all-null ``_error`` column of n rows (the last length asked for is kept: a
+    stream of batches mostly has one length)."""
+    got = _NO_ERRORS[0]
+    if len(got) != n:
+        got = _NO_ERRORS[0] = pa.nulls(n, pa.string())
+    return got
 
 
 def _batch(prog: Program, nodes: List[Node], bufs: List[Any], keep: Optional[List[int]],
@@ -359,26 +377,55 @@ def _batch(prog: Program, nodes: List[Node], bufs: List[Any], keep: Optional[Lis
     """The batch of the top-level columns (``keep``: those only) from either engine's
     buffers, then ``_error``."""
     types = _types(prog)
+    tt = types["types"]
     kids = nodes[0].kids if keep is None else [nodes[0].kids[i] for i in keep]
-    arrays = [_array(nodes, types["types"], bufs, k) for k in kids]
+    arrays = []
+    for k in kids:      # the flat columns inline: this runs per call, whatever the rows
+        kind, n, validity, values, offsets, data = bufs[k]
+        if n and (kind == N_FIXED or kind == N_BOOL):
+            arrays.append(_from_buffers(tt[k], n, [None if validity is None else _py_buffer(validity),
+                                                   _py_buffer(values)]))
+        elif n and kind == N_VAR:
+            arrays.append(_from_buffers(tt[k], n, [None if validity is None else _py_buffer(validity),
+                                                   _py_buffer(offsets), _py_buffer(data)]))
+        else:
+            arrays.append(_array(nodes, tt, bufs, k, types))
     arrays.append(error_column)
     return pa.RecordBatch.from_arrays(arrays, schema=_schema(prog, keep))
 
 
-def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int) -> pa.Array:
+_from_buffers = pa.Array.from_buffers
+_py_buffer = pa.py_buffer
+
+
+def _array(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int,
+           cache: Dict[str, Any]) -> pa.Array:
     kind, n, validity, values, offsets, data = bufs[i]
-    valid = None if validity is None else pa.py_buffer(validity)
     t = types[i]
-    if kind == N_STRUCT:
-        kids = [_array(nodes, types, bufs, k) for k in nodes[i].kids]
-        return pa.Array.from_buffers(t, n, [valid], children=kids)
-    if kind == N_LIST:
-        kid = _array(nodes, types, bufs, nodes[i].kids[0])
-        return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(offsets)], children=[kid])
+    if n == 0:          # e.g. the unknown tagged fields of a batch that has none
+        empty = cache.setdefault("empty", {})
+        got = empty.get(i)
+        if got is None:
+            got = empty[i] = _build(nodes, types, bufs, i, cache, kind, n, validity, values,
+                                    offsets, data, t)
+        return got
+    return _build(nodes, types, bufs, i, cache, kind, n, validity, values, offsets, data, t)
+
+
+def _build(nodes: List[Node], types: List[pa.DataType], bufs: List[Any], i: int,
+           cache: Dict[str, Any], kind: int, n: int, validity: Any, values: Any,
+           offsets: Any, data: Any, t: pa.DataType) -> pa.Array:
+    valid = None if validity is None else _py_buffer(validity)
+    if kind == N_FIXED or kind == N_BOOL:
+        return _from_buffers(t, n, [valid, _py_buffer(values)])
     if kind == N_VAR:
-        return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)])
-    assert kind in (N_FIXED, N_BOOL)
-    return pa.Array.from_buffers(t, n, [valid, pa.py_buffer(values)])
+        return _from_buffers(t, n, [valid, _py_buffer(offsets), _py_buffer(data)])
+    if kind == N_STRUCT:
+        kids = [_array(nodes, types, bufs, k, cache) for k in nodes[i].kids]
+        return _from_buffers(t, n, [valid], children=kids)
+    assert kind == N_LIST
+    kid = _array(nodes, types, bufs, nodes[i].kids[0], cache)
+    return _from_buffers(t, n, [valid, _py_buffer(offsets)], children=[kid])
 
 
 # ----------------------------------------------------------------------- Python engine

@@ -83,12 +83,34 @@ def _heads(arr: pa.Array, k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _prefix16(arr: pa.Array) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the leading big-endian int16, whether the row has one (>= 2 bytes), and
-    whether the row is null."""
-    heads, have, isnull = _heads(arr, 2)
-    if not len(have):
-        return np.zeros(0, np.int16), np.zeros(0, bool), isnull
-    return heads.view(">i2").reshape(-1).astype(np.int16), have == 2, isnull
+    """Per row: the leading big-endian int16 (a row of one byte: that byte then 0; no
+    bytes or null: 0), whether the row has one (>= 2 bytes), and whether the row is null.
+    Read in place from the Arrow buffers with a few whole-column NumPy steps (half the
+    cost of :func:`_heads`' general k-byte path on a 10k-row batch)."""
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, np.int16), np.zeros(0, bool), np.zeros(0, bool)
+    bufs = arr.buffers()
+    t = arr.type
+    otype = np.int64 if pa.types.is_large_binary(t) or pa.types.is_large_string(t) else np.int32
+    offs = np.frombuffer(bufs[1], otype)[arr.offset:arr.offset + n + 1]
+    start = offs[:-1]
+    lens = offs[1:] - start
+    if arr.null_count:
+        isnull = _ka.to_numpy(arr.is_null())
+        lens = np.where(isnull, 0, lens)        # a null slot may still span bytes
+    else:
+        isnull = np.zeros(n, bool)
+    has = lens >= 2
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(2, np.uint8)
+    if has.all():
+        ver = ((data[start].astype(np.uint16) << 8) | data[start + 1]).view(np.int16)
+    else:
+        one = lens >= 1
+        hi = np.where(one, data[np.where(one, start, 0)], 0).astype(np.uint16)
+        lo = np.where(has, data[np.where(has, start + 1, 0)], 0)
+        ver = ((hi << 8) | lo).view(np.int16)
+    return ver, has, isnull
 
 
 def _py(v: Any) -> Any:
