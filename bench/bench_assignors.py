@@ -1,6 +1,6 @@
 """Assignor speed and memory: kcodec (C) against kafka-python 3.0.12's StickyPartitionAssignor.
 
-    python3 -m pytest bench/bench_assignors.py --benchmark-only [-k 2000x500x2000]
+    python3 -m pytest bench/bench_assignors.py --benchmark-only -n 0 [-k 2000x500x2000]
 
 Scenarios (members x topics x partitions per topic, as in the issue and Kafka's own large
 sticky tests): 10x10x10, 100x50x20, 500x100x100, 1000x200x100, 2000x500x100,

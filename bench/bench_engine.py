@@ -1,7 +1,7 @@
 """Speed of the spec engine: single and bulk decode/encode, native (C) vs the pure-Python
 reference vs kafka-python 3.0.12's protocol classes where they cover the message.
 
-Run:  python3 -m pytest bench/bench_engine.py --benchmark-only
+Run:  python3 -m pytest bench/bench_engine.py --benchmark-only -n 0
 Each benchmark reports records/s and MB/s in ``benchmark.extra_info``.
 """
 from __future__ import annotations

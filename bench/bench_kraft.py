@@ -1,6 +1,6 @@
 """Decode throughput and image replay on a generated ``__cluster_metadata`` log.
 
-    pytest bench/bench_kraft.py --benchmark-only            # pytest-benchmark suites
+    pytest bench/bench_kraft.py --benchmark-only -n 0            # pytest-benchmark suites
     python bench/bench_kraft.py --write bench/results/kraft.md   # the issue's numbers
 
 Size: ``KCODEC_BENCH_KRAFT_PARTITIONS`` (default 100,000 for pytest; the script's

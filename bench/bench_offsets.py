@@ -1,6 +1,6 @@
 """Segment read throughput and group-state fold rate on a generated ``__consumer_offsets`` log.
 
-    KCODEC_BENCH_OFFSETS_MB=1024 pytest bench/bench_offsets.py --benchmark-only
+    KCODEC_BENCH_OFFSETS_MB=1024 pytest bench/bench_offsets.py --benchmark-only -n 0
 
 Size: ``KCODEC_BENCH_OFFSETS_MB`` (default 32 MB; the log is generated once per session by
 ``bench/gen_offsets_log.py``, ``KCODEC_BENCH_OFFSETS_DIR`` reuses an existing one).

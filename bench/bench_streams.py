@@ -1,6 +1,6 @@
 """Streams leader speed and memory at the sizes of Kafka's StreamsAssignmentScaleTest.
 
-    python3 -m pytest bench/bench_streams.py --benchmark-only
+    python3 -m pytest bench/bench_streams.py --benchmark-only -n 0
     python3 bench/bench_streams.py          # prints the table of bench/results/streams.md
 
 HighAvailabilityTaskAssignor sizes (partitions, clients, threads per client, standbys), one
