@@ -20,7 +20,7 @@ def test_fuzz_streams_asan(tmp_path):
     if not _sanitizer_works(tmp_path):
         pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
     exe = tmp_path / "fuzz_streams"
-    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c")]
+    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c"), str(CSRC / "kc_javahash.c")]
              + [str(CSRC / "fuzz" / "fuzz_streams.c"), "-lm", "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, [SECONDS, "1071"], tmp_path)
 
@@ -30,6 +30,6 @@ def test_fuzz_streams_rack_asan(tmp_path):
     if not _sanitizer_works(tmp_path):
         pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
     exe = tmp_path / "fuzz_streams_rack"
-    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c")]
+    _compile(SANITIZE + [str(p) for p in sorted(CSRC.glob("kc_streams_*.c"))] + [str(CSRC / "kc_mcf.c"), str(CSRC / "kc_javahash.c")]
              + [str(CSRC / "fuzz" / "fuzz_streams_rack.c"), "-lm", "-o", str(exe)], tmp_path)
     _run_fuzzer(exe, [SECONDS, "925"], tmp_path)
