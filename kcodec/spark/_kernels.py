@@ -22,6 +22,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute: not loaded by `import pyarrow` alone)
 
 import kcodec
 from kcodec import arrow as _ka
