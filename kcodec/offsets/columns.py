@@ -448,12 +448,11 @@ def record_columns(key: Any, value: Any, offset: Any, timestamp: Any, *, produce
     recs["timestamp"] = _ints(timestamp, n, -1)
     recs["key_pos"], recs["key_len"] = ends[:n], lens[:n]
     recs["value_pos"], recs["value_len"] = ends[n:2 * n], lens[n:]
-    control = np.zeros(n, bool) if control_type is None else np.asarray(
-        _pa.array(control_type, _pa.string()).is_valid(), bool)
+    types = None if control_type is None else _pa.array(control_type, _pa.string())
+    control = np.zeros(n, bool) if types is None else np.asarray(types.is_valid(), bool)
     buf = kv.buffers()[2] or _pa.py_buffer(b"")
     cols, others = _decode_part(buf, recs, control)
-    if control_type is not None:        # a dump says which control record it was
-        types = _pa.array(control_type, _pa.string())
+    if types is not None:        # a dump says which control record it was
         cols["control"] = [(i, types[i].as_py()) for i in np.flatnonzero(control).tolist()]
     attrs = np.where(control, np.int16(_CONTROL), np.int16(0))
     if transactional is not None:

@@ -166,6 +166,24 @@ def rows_of_state(st: Any, part: Optional[str]) -> Iterator[Tuple[str, str]]:
             yield "committed_offsets", json.dumps(od)
 
 
+def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int) -> str:
+    """The ``partitions`` row of one folded partition (its totals, the counts behind the
+    time series, its flagged rows and the report's timeline), as JSON."""
+    timeline = _jsonable(tl.result()) if tl is not None else {}
+    return json.dumps({"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
+                       "aborted_records": st.aborted_records,
+                       "open_transactions": sum(st.open_transactions.values()),
+                       "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
+                       "errors": st.errors, "corrupt_batches": corrupt, "flagged": stats.flagged,
+                       "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
+                       "resolution": stats.resolution,
+                       "commits": [[k, v] for k, v in sorted(stats.commits.items())],
+                       "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
+                       "assignors": sorted([a, g] for a, g in stats.assignors),
+                       "group_events": timeline.get("group_events", []),
+                       "commit_counts": timeline.get("commit_counts", [])})
+
+
 def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = None
                    ) -> Iterator[Tuple[str, str]]:
     """Fold one partition's ``files`` (its segments, in log order, any path
@@ -199,19 +217,7 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
             src.close()
     st = f.state()
     yield from rows_of_state(st, part)
-    timeline = _jsonable(tl.result()) if tl is not None else {}
-    summary = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
-               "aborted_records": st.aborted_records,
-               "open_transactions": sum(st.open_transactions.values()),
-               "unknown_records": {str(k): v for k, v in st.unknown_records.items()}, "errors": st.errors,
-               "corrupt_batches": corrupt, "flagged": stats.flagged, "flagged_rows": stats.flagged_rows,
-               "lo": stats.lo, "hi": stats.hi, "resolution": stats.resolution,
-               "commits": [[k, v] for k, v in sorted(stats.commits.items())],
-               "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
-               "assignors": sorted([a, g] for a, g in stats.assignors),
-               "group_events": timeline.get("group_events", []),
-               "commit_counts": timeline.get("commit_counts", [])}
-    yield "partitions", json.dumps(summary)
+    yield "partitions", _summary(part, st, stats, tl, corrupt)
 
 
 def fold_rows(items: Iterator[Tuple[str, List[str]]]) -> Iterator[Tuple[str, str]]:
@@ -239,20 +245,7 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     def flush() -> Any:
         st = f.state()
         rows = list(rows_of_state(st, cur))
-        timeline = _jsonable(tl.result()) if tl is not None else {}
-        summary = {"partition": cur, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
-                   "aborted_records": st.aborted_records,
-                   "open_transactions": sum(st.open_transactions.values()),
-                   "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
-                   "errors": st.errors, "corrupt_batches": 0, "flagged": stats.flagged,
-                   "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
-                   "resolution": stats.resolution,
-                   "commits": [[k, v] for k, v in sorted(stats.commits.items())],
-                   "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
-                   "assignors": sorted([a, g] for a, g in stats.assignors),
-                   "group_events": timeline.get("group_events", []),
-                   "commit_counts": timeline.get("commit_counts", [])}
-        rows.append(("partitions", json.dumps(summary)))
+        rows.append(("partitions", _summary(cur, st, stats, tl, 0)))
         return pa.RecordBatch.from_pydict({"table": [r[0] for r in rows], "data": [r[1] for r in rows]})
 
     for b in batches:
