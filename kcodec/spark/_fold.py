@@ -198,7 +198,6 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
     tl = _timeline()
     stats = _Stats()
     corrupt = 0
-    nbytes = 0
     for path in files:
         src = open_input(path)
         try:
@@ -212,7 +211,6 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
                 if tl is not None:
                     tl.add_columns(cols, partition=part)
                 stats.add(cols, path)
-                nbytes = max(nbytes, int(cols["end"]))
         finally:
             src.close()
     st = f.state()
