@@ -1,0 +1,165 @@
+"""The dump writers' C kernels fuzzed on their own, as their bindings drive them, under
+ASan + UBSan (KCODEC_FUZZ_SECONDS sets each run's duration, default 5):
+
+* csrc/kc_odump.c + csrc/kc_tjson.c (``offsets dump``'s lines from record bytes) with
+  csrc/fuzz/fuzz_odump.c, the package's own record-type table (written below from
+  kcodec.offsets.dump's), over corrupted fixture and generated ``__consumer_offsets``
+  segments;
+* csrc/kc_kjson.c (``kraft dump``'s lines, kcodec.kraft._dump) with
+  csrc/fuzz/fuzz_kdump.c, kcodec.kraft.dump's table, over corrupted metadata logs;
+* csrc/kc_streams_userdata.c (Streams userData in Java's order) with
+  csrc/fuzz/fuzz_userdata.c, its inputs shaped as kcodec/streams/_userdata.pyx passes them;
+
+and what those runs found, through the Python API: the dumps of hostile batches equal
+the reference record path's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_native_fuzz import CC, CSRC, SANITIZE, SECONDS, _compile, _run_fuzzer, _sanitizer_works
+
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
+
+DATA = Path(__file__).parent / "data"
+
+
+def _hex(b) -> str:
+    return bytes(b).hex() or "-"
+
+
+def _words(w) -> str:
+    w = list(w)
+    return " ".join([str(len(w))] + [str(int(x)) for x in w])
+
+
+def _msg_tokens(tj) -> str:
+    """One kcodec.offsets._odump.TapeJson: M code plan blob n_embeds (n_versions msg..).."""
+    out = ["M", _words(tj.code), _words(tj.plan), _hex(tj.blob), str(len(tj.embeds or []))]
+    for versions in tj.embeds or []:
+        out.append(str(len(versions)))
+        out += [_msg_tokens(v) for v in versions]
+    return " ".join(out)
+
+
+def odump_table() -> str:
+    """kcodec.offsets.dump's record-type table (as it hands it to DumpTypes), as tokens
+    csrc/fuzz/fuzz_odump.c reads."""
+    from types import SimpleNamespace
+
+    from kcodec.offsets import dump
+    got = []
+    real = dump._odump
+    fake = SimpleNamespace(TapeJson=real.TapeJson, DumpTypes=lambda *a: got.append(a) or a)
+    saved = dump._odump, dump._TABLES
+    try:
+        dump._odump, dump._TABLES = fake, {}
+        dump._dump_types(frozenset({"range-x"}))       # one protocol handed back
+    finally:
+        dump._odump, dump._TABLES = saved
+    entries, ex_field, ex = got[-1]
+    n = max(entries) + 1
+    out = [str(n)]
+    for rtype in range(n):
+        if rtype not in entries or entries[rtype][0] is None:
+            out.append("0")
+            continue
+        key, head, versions = entries[rtype]
+        nv = max(list(versions) + [-1]) + 1
+        out += ["1", _msg_tokens(key), _hex(head), str(nv)]
+        for v in range(nv):
+            if v not in versions:
+                out.append("0")
+                continue
+            msg, alt, sw_field, sw_text, vhead = versions[v]
+            out += ["1", _msg_tokens(msg)]
+            out += ["1", _msg_tokens(alt)] if alt is not None else ["0"]
+            out += [str(sw_field), _hex(sw_text), _hex(vhead)]
+    out += [str(ex_field), _hex(ex)]
+    return "\n".join(out) + "\n"
+
+
+def odump_corpus() -> str:
+    """Segments to corrupt: the fixture's (their first 256 KiB), the operator tests' mixed
+    log, and group metadata with members."""
+    from kcodec import log
+
+    from .test_offsets_dump import _escapes_log
+    from .test_offsets_operator import _mixed_log, _segments
+    out = [open(p, "rb").read()[:1 << 18].hex() for p in _segments()]
+    out += [_mixed_log().hex(), _escapes_log().hex()]
+    # small batches: most mutations then land in a batch the writer reads
+    for path in _segments()[:4]:
+        for b in list(log.iter_batches(open(path, "rb").read()[:1 << 16]))[:40]:
+            if not b.attributes & 0x27 and b.records:
+                out.append(log.encode_batch([(r.key, r.value) for r in b.records],
+                                            base_offset=b.base_offset).hex())
+    return "\n".join(out) + "\n"
+
+
+def _build(tmp_path, name, sources):
+    if not _sanitizer_works(tmp_path):
+        pytest.skip("the compiler cannot build with -fsanitize=address,undefined here")
+    exe = tmp_path / name
+    _compile(SANITIZE + [str(CSRC / s) for s in sources] + [str(CSRC / "fuzz" / f"{name}.c"), "-o", str(exe)],
+             tmp_path)
+    return exe
+
+
+@pytest.mark.parametrize("src", ["fuzz/fuzz_odump.c", "fuzz/fuzz_kdump.c", "fuzz/fuzz_userdata.c"])
+def test_fuzz_targets_are_warning_free_c99(src, tmp_path):
+    _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
+              "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
+
+
+def test_fuzz_odump_asan(tmp_path):
+    pytest.importorskip("kcodec.offsets._odump")
+    (tmp_path / "tables.txt").write_text(odump_table())
+    (tmp_path / "corpus.txt").write_text(odump_corpus())
+    exe = _build(tmp_path, "fuzz_odump", ["kc_odump.c", "kc_tjson.c", "kc_engine.c", "kc_batch.c",
+                                          "kc_crc32c.c"])
+    _run_fuzzer(exe, ["tables.txt", "corpus.txt", SECONDS, "2411"], tmp_path)
+
+
+def kdump_table() -> str:
+    """kcodec.kraft.dump's (api key, version) table as csrc/fuzz/fuzz_kdump.c reads it."""
+    from kcodec.kraft import dump as kdump
+    entries = kdump._entries()
+    n_keys = max(k for k, _ in entries) + 1
+    n_ver = max(v for _, v in entries) + 1
+    out = [f"{n_keys} {n_ver} {len(entries)}"]
+    for (key, ver), (prog, plan, blob, head) in sorted(entries.items()):
+        out.append(" ".join([str(key), str(ver), _words(memoryview(prog.code).cast("B").cast("i")),
+                             _words(plan), _hex(blob), _hex(head)]))
+    return "\n".join(out) + "\n"
+
+
+def kdump_corpus() -> str:
+    """Metadata logs to corrupt: the Kafka-written test log and the fixture's segments and
+    snapshots (their first 256 KiB), and small batches cut from them."""
+    from kcodec import log
+
+    from ._shared import fixtures_dir
+    paths = [DATA / "dumps" / "kraft" / "00000000000000000000.log"]
+    meta = fixtures_dir() / "cluster_metadata"
+    if meta.exists():
+        paths += sorted(p for p in meta.rglob("*") if p.suffix in (".log", ".checkpoint"))
+    out = []
+    for p in paths:
+        data = p.read_bytes()[:1 << 18]
+        out.append(data.hex())
+        for b in list(log.iter_batches(data))[:60]:
+            if not b.attributes & 0x27 and b.records:
+                out.append(log.encode_batch([(r.key, r.value) for r in b.records],
+                                            base_offset=b.base_offset).hex())
+    return "\n".join(out) + "\n"
+
+
+def test_fuzz_kdump_asan(tmp_path):
+    pytest.importorskip("kcodec.kraft._dump")
+    (tmp_path / "tables.txt").write_text(kdump_table())
+    (tmp_path / "corpus.txt").write_text(kdump_corpus())
+    exe = _build(tmp_path, "fuzz_kdump", ["kc_kjson.c", "kc_engine.c", "kc_batch.c", "kc_crc32c.c"])
+    _run_fuzzer(exe, ["tables.txt", "corpus.txt", SECONDS, "4111"], tmp_path)
