@@ -77,7 +77,7 @@ int64_t kc_records_parse(const uint8_t *buf, size_t start, size_t end, int32_t c
         if (!(k = rd_varint(buf + pos, rend - pos, &ival)))
             KC_FAIL(KC_RF_OFFSET);
         pos += k;
-        r->offset = base_offset + ival;
+        r->offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)ival);   /* Java's long wraps */
         if (!(k = rd_varint(buf + pos, rend - pos, &ival)) || ival < -1 ||
             (ival > 0 && (size_t)ival > rend - pos - k))
             KC_FAIL(KC_RF_KEY);

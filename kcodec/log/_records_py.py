@@ -112,7 +112,8 @@ def _parse(b: Any, start: int, end: int, count: int, base_offset: int, base_ts: 
         if pos != rend:
             return out, 5, 10, rec_start
         ts = (base_ts + td + (1 << 63)) % (1 << 64) - (1 << 63)
-        out.append((base_offset + od, ts, lens[0][0], lens[1][0], hp, lens[0][1], lens[1][1],
+        off = (base_offset + od + (1 << 63)) % (1 << 64) - (1 << 63)      # Java's long wraps
+        out.append((off, ts, lens[0][0], lens[1][0], hp, lens[0][1], lens[1][1],
                     hc, size, attr, bidx))
     if count >= 0 and (len(out) != count or pos != end):
         return out, 8, 0, pos
