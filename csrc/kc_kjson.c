@@ -330,14 +330,20 @@ int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
 
 /* ------------------------------------------------------------------------- dump lines */
 
-/* Kafka's DefaultRecordBatch.incrementSequence: past Integer.MAX_VALUE a sequence wraps to 0. */
-static int64_t next_sequence(int32_t seq, int64_t increment)
+/* A Java int's value of u (two's complement). */
+static int32_t jint(uint32_t u)
 {
-    if (seq == -1)
-        return -1;
-    if ((int64_t)seq > (int64_t)INT32_MAX - increment)
-        return increment - ((int64_t)INT32_MAX - seq) - 1;
-    return (int64_t)seq + increment;
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+
+/* Kafka's DefaultRecordBatch.incrementSequence, in Java's int arithmetic: past
+ * Integer.MAX_VALUE a sequence wraps to 0, and a hostile increment (a negative
+ * lastOffsetDelta) wraps as Java's does. */
+static int64_t next_sequence(int32_t seq, int32_t increment)
+{
+    if (seq > jint((uint32_t)INT32_MAX - (uint32_t)increment))
+        return jint((uint32_t)increment - ((uint32_t)INT32_MAX - (uint32_t)seq) - 1u);
+    return jint((uint32_t)seq + (uint32_t)increment);
 }
 
 static char *put_i64(char *p, int64_t v)
@@ -351,13 +357,13 @@ static char *batch_line(char *p, const kc_batch *b, int64_t position)
     LIT(p, "baseOffset: ");
     p = put_i64(p, b->base_offset);
     LIT(p, " lastOffset: ");
-    p = put_i64(p, b->base_offset + b->last_offset_delta);
+    p = put_i64(p, (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)b->last_offset_delta));
     LIT(p, " count: ");
     p = put_i64(p, b->record_count);
     LIT(p, " baseSequence: ");
     p = put_i64(p, b->base_sequence);
     LIT(p, " lastSequence: ");
-    p = put_i64(p, next_sequence(b->base_sequence, b->last_offset_delta));
+    p = put_i64(p, b->base_sequence == -1 ? -1 : next_sequence(b->base_sequence, b->last_offset_delta));
     LIT(p, " producerId: ");
     p = put_i64(p, b->producer_id);
     LIT(p, " producerEpoch: ");
@@ -492,7 +498,10 @@ int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_version
             LIT(p, " valueSize: ");
             p = put_i64(p, r->value_len);
             LIT(p, " sequence: ");
-            p = put_i64(p, next_sequence(b->base_sequence, r->offset - b->base_offset));
+            /* DefaultRecord: a sequence only under a base sequence >= 0; the increment is
+             * the record's offset delta (offsets wrap as Java's longs do) */
+            p = put_i64(p, b->base_sequence < 0 ? -1 : next_sequence(b->base_sequence,
+                        jint((uint32_t)((uint64_t)r->offset - (uint64_t)b->base_offset))));
             LIT(p, " headerKeys: []");
             if ((size_t)(end - p) < (size_t)t->head_len + 64) {
                 p = line;
