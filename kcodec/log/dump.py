@@ -25,12 +25,23 @@ def _jbool(v: Any) -> str:
     return "true" if v else "false"
 
 
+def _jint(v: int) -> int:
+    """``v`` as a Java int (32-bit two's complement)."""
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _jlong(v: int) -> int:
+    """``v`` as a Java long (64-bit two's complement)."""
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _next_sequence(seq: int, increment: int) -> int:
-    """Kafka's DefaultRecordBatch.incrementSequence: sequences wrap from Integer.MAX_VALUE
-    to 0, not to Integer.MIN_VALUE."""
-    if seq > 0x7FFFFFFF - increment:
-        return increment - (0x7FFFFFFF - seq) - 1
-    return seq + increment
+    """Kafka's DefaultRecordBatch.incrementSequence, in Java's int arithmetic: sequences
+    wrap from Integer.MAX_VALUE to 0, not to Integer.MIN_VALUE, and a hostile increment
+    (a negative lastOffsetDelta) wraps as Java's does."""
+    if seq > _jint(0x7FFFFFFF - increment):
+        return _jint(increment - (0x7FFFFFFF - seq) - 1)
+    return _jint(seq + increment)
 
 
 def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
@@ -44,7 +55,7 @@ def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
             "producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %s "
             "isControl: %s deleteHorizonMs: %s position: %d %s: %d size: %d magic: %d "
             "compresscodec: %s crc: %d isvalid: %s" % (
-                batch.base_offset, batch.base_offset + batch.last_offset_delta,
+                batch.base_offset, _jlong(batch.base_offset + batch.last_offset_delta),
                 batch.record_count, batch.base_sequence, last_seq, batch.producer_id,
                 batch.producer_epoch, batch.partition_leader_epoch,
                 _jbool(batch.attributes & 0x10), _jbool(batch.attributes & 0x20), horizon,
@@ -56,8 +67,10 @@ def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
 
 def record_line(batch: RecordBatch, rec: Record) -> str:
     """kafka-dump-log's ``| offset: ...`` line for one record, up to ``headerKeys``."""
-    seq = (-1 if batch.base_sequence == -1
-           else _next_sequence(batch.base_sequence, rec.offset - batch.base_offset))
+    # DefaultRecord: a sequence only under a base sequence >= 0, incremented by the
+    # record's offset delta
+    seq = (-1 if batch.base_sequence < 0
+           else _next_sequence(batch.base_sequence, _jint(rec.offset - batch.base_offset)))
     return ("| offset: %d %s: %d keySize: %d valueSize: %d sequence: %d headerKeys: [%s]" % (
         rec.offset, _TS_TYPE[(batch.attributes >> 3) & 1], rec.timestamp,
         -1 if rec.key is None else len(rec.key), -1 if rec.value is None else len(rec.value),
