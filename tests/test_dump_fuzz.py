@@ -163,3 +163,98 @@ def test_fuzz_kdump_asan(tmp_path):
     (tmp_path / "corpus.txt").write_text(kdump_corpus())
     exe = _build(tmp_path, "fuzz_kdump", ["kc_kjson.c", "kc_engine.c", "kc_batch.c", "kc_crc32c.c"])
     _run_fuzzer(exe, ["tables.txt", "corpus.txt", SECONDS, "4111"], tmp_path)
+
+
+# ------------------------------------------------------------------ what the runs found
+
+HOSTILE = DATA / "dumps" / "kraft_hostile"
+
+
+def test_hostile_sequences_and_offsets_print_kafkas_text(tmp_path):
+    """Batch headers no producer writes (base sequences below -1, a negative
+    lastOffsetDelta, offsets past Long.MAX_VALUE): Kafka's tool prints sequences in Java's
+    int arithmetic (a record has one only under a base sequence >= 0) and offsets as
+    wrapped longs.  The C writer printed base + delta unwrapped (signed overflow, UB) and
+    sequences off Java's; the reference path did too, and its pure-Python scanner raised
+    OverflowError.  All three paths now print Kafka's text byte for byte."""
+    from kcodec.kraft import dump as kdump
+    from kcodec.kraft import dump_lines
+    log_path = HOSTILE / "00000000000000000000.log"
+    want = (HOSTILE / "kafka-dump-log.txt").read_text()
+    name = log_path.name
+    assert "".join(line + "\n" for line in dump_lines(log_path, display_name=name)) == want
+    assert b"".join(kdump.dump_file(log_path, display_name=name)).decode() == want
+    head = "Dumping %s\nLog starting offset: 0\n" % name
+    general = b"".join(bytes(p) for p in kdump._general_pieces(str(log_path), 1 << 22, None, False, 0))
+    assert head + general.decode() == want
+
+
+def test_hostile_offsets_in_the_pure_python_scanner():
+    """The pure-Python scanner (no extensions) wraps offsets as Java's longs do, as the C
+    one does, instead of raising OverflowError."""
+    from kcodec.log import _records_py
+    data = (HOSTILE / "00000000000000000000.log").read_bytes()
+    _pos, _batches, recs = _records_py.scan(data)
+    assert recs["offset"][-3:].tolist() == [2**63 - 2, 2**63 - 1, -2**63]
+
+
+def _edge_headers(data: bytes, rnd) -> bytes:
+    """``data``'s v2 batches with header fields set to edge values (offsets, epochs,
+    sequences, timestamps, producer ids at their types' limits; timestamp type,
+    transactional and delete-horizon bits flipped), CRCs made right again."""
+    import struct
+
+    from kcodec.log._records_py import crc32c
+    b = bytearray(data)
+    edges64 = [0, -1, -2, 2**63 - 1, -2**63, 2**63 - 2, 2**31 - 1, 1 << 32]
+    edges32 = [0, -1, -2, 2**31 - 1, -2**31, 2**31 - 2, 32767]
+    pos = 0
+    while pos + 61 <= len(b):
+        blen = struct.unpack_from(">i", b, pos + 8)[0]
+        if blen < 49 or pos + 12 + blen > len(b) or b[pos + 16] != 2:
+            break
+        for _ in range(rnd.randint(0, 3)):
+            f = rnd.randrange(9)
+            if f == 0:
+                struct.pack_into(">q", b, pos, rnd.choice(edges64))
+            elif f == 1:
+                struct.pack_into(">i", b, pos + 12, rnd.choice(edges32))
+            elif f == 2:
+                b[pos + 22] ^= rnd.choice([0x08, 0x10, 0x40])
+            elif f == 3:
+                struct.pack_into(">i", b, pos + 23, rnd.choice(edges32))
+            elif f in (4, 5):
+                struct.pack_into(">q", b, pos + 27 + 8 * (f - 4), rnd.choice(edges64))
+            elif f == 6:
+                struct.pack_into(">q", b, pos + 43, rnd.choice(edges64))
+            elif f == 7:
+                struct.pack_into(">h", b, pos + 51, rnd.choice([0, -1, 32767, -32768]))
+            else:
+                struct.pack_into(">i", b, pos + 53, rnd.choice(edges32))
+        struct.pack_into(">I", b, pos + 17, crc32c(bytes(b[pos + 21:pos + 12 + blen])))
+        pos += 12 + blen
+    return bytes(b)
+
+
+def test_edge_batch_headers_print_the_reference_text(tmp_path):
+    """Both dumps on logs whose batch headers hold edge values: the C writers print what
+    the reference record paths print (offsets dump: record_json; kraft dump: the
+    reference lines, which follow Kafka's tool)."""
+    import random
+
+    from kcodec.kraft import dump as kdump
+    from kcodec.kraft import dump_lines
+
+    from .test_offsets_dump import _dump, _escapes_log
+    from .test_offsets_operator import _mixed_log
+    rnd = random.Random(24)
+    for k in range(12):
+        data = _edge_headers(_mixed_log() if k % 2 else _escapes_log(), rnd)
+        assert _dump(data, True) == _dump(data, False)
+    src = (DATA / "dumps" / "kraft" / "00000000000000000000.log").read_bytes()
+    for k in range(12):
+        seg = tmp_path / str(k) / "00000000000000000000.log"
+        seg.parent.mkdir()
+        seg.write_bytes(_edge_headers(src, rnd))
+        want = "".join(line + "\n" for line in dump_lines(seg))
+        assert b"".join(kdump.dump_file(seg)).decode() == want
