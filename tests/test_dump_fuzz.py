@@ -123,6 +123,11 @@ def test_fuzz_odump_asan(tmp_path):
     _run_fuzzer(exe, ["tables.txt", "corpus.txt", SECONDS, "2411"], tmp_path)
 
 
+def test_fuzz_userdata_asan(tmp_path):
+    exe = _build(tmp_path, "fuzz_userdata", ["kc_streams_userdata.c", "kc_javahash.c"])
+    _run_fuzzer(exe, [SECONDS, "925"], tmp_path)
+
+
 def kdump_table() -> str:
     """kcodec.kraft.dump's (api key, version) table as csrc/fuzz/fuzz_kdump.c reads it."""
     from kcodec.kraft import dump as kdump

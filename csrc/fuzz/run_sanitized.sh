@@ -2,9 +2,10 @@
 # Sustained fuzzing under ASan + UBSan, one command:
 #   csrc/fuzz/run_sanitized.sh [SECONDS]       (default 120 per target)
 # 1. every C fuzz target (engine + bulk columns, assignors, Streams task assignors, log
-#    scanner, JSON-lines writer, KRaft image kernels, java.util.HashMap model) for SECONDS
-#    each, through tests/test_native_fuzz.py, tests/test_streams_fuzz.py,
-#    tests/test_offsets_dump.py, tests/test_kraft_fuzz.py and tests/test_javahash.py;
+#    scanner, JSON-lines writer, KRaft image kernels, java.util.HashMap model, the offsets
+#    and kraft dump line writers, Streams userData writers) for SECONDS each, through
+#    tests/test_native_fuzz.py, tests/test_streams_fuzz.py, tests/test_offsets_dump.py,
+#    tests/test_kraft_fuzz.py, tests/test_javahash.py and tests/test_dump_fuzz.py;
 # 2. the package built with KCODEC_SANITIZE=1 in a scratch copy of this tree, and
 #    corrupted fixture segments (and legacy twins of them) through both
 #    __consumer_offsets folds for SECONDS (csrc/fuzz/fuzz_folds.py).
@@ -20,7 +21,7 @@ export KCODEC_SHARED=${KCODEC_SHARED:-$ROOT/../shared}
 echo "== C fuzz targets under ASan + UBSan, ${SECS} s each"
 (cd "$ROOT" && KCODEC_FUZZ_SECONDS=$SECS $PY -m pytest -q -p no:cacheprovider \
     tests/test_native_fuzz.py tests/test_streams_fuzz.py tests/test_offsets_dump.py \
-    tests/test_kraft_fuzz.py tests/test_javahash.py -k "asan or fuzzes_clean")
+    tests/test_kraft_fuzz.py tests/test_javahash.py tests/test_dump_fuzz.py -k "asan or fuzzes_clean")
 
 echo "== the package built with ASan + UBSan, corrupted segments through both folds, ${SECS} s"
 BUILD=$(mktemp -d)
