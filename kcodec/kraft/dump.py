@@ -210,6 +210,7 @@ def _fast_pieces(path: str, block: int) -> Iterator[Any]:
     eof = False
     held: Any = None            # (window position, the batch read the reference way)
     with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
         while True:
             while not eof and filled < len(buf):
                 n = f.readinto(memoryview(buf)[filled:])
@@ -233,6 +234,9 @@ def _fast_pieces(path: str, block: int) -> Iterator[Any]:
                     blen = int.from_bytes(buf[8:12], "big", signed=True)
                     if 0 < blen <= d.max_batch_length:
                         need = max(need, blen + 12)
+                # never past what the file holds from here: a length beyond it is a cut
+                # (or hostile) batch, which the final scan then reports
+                need = min(need, max(size - base, filled + 1))
                 buf.extend(bytes(need - len(buf)))
                 continue
             d.start(base)

@@ -332,6 +332,15 @@ def _defer_tail_error(ch: Chunk, final: bool, consumed: int) -> Tuple[int, Chunk
     return int(ch.batches[nb - 1]["position"]), ch._replace(batches=ch.batches[:nb - 1])
 
 
+def _bytes_left(f: BinaryIO) -> Optional[int]:
+    """How many bytes ``f`` holds past its position, when it is a regular file."""
+    try:
+        st = os.fstat(f.fileno())
+        return max(st.st_size - f.tell(), 0) if stat.S_ISREG(st.st_mode) else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
                limits: Limits, pool: List[Any], salvage: bool = False) -> Iterator[Chunk]:
     buf = bytearray(chunk)
@@ -358,13 +367,16 @@ def _scan_file(f: BinaryIO, name: Optional[str], verify_crc: bool, chunk: int,
         if consumed == 0:
             if eof:
                 return  # cannot happen: a final scan consumes everything
-            # The first batch is larger than the window: grow to hold it.
+            # The first batch is larger than the window: grow to hold it, but never past
+            # what the file holds (a length beyond it is a cut or hostile batch, which the
+            # final scan reports); a stream of unknown size grows as its bytes arrive.
             need = len(buf) * 2
-            if filled >= 12:
+            left = _bytes_left(f)
+            if filled >= 12 and left is not None:
                 (blen,) = struct.unpack_from(">i", buf, 8)
                 if 0 < blen <= limits.max_batch_size:
-                    need = max(need, blen + 12)
-            buf.extend(bytes(need - len(buf)))
+                    need = max(need, min(blen + 12, filled + left))
+            buf.extend(bytes(max(need - len(buf), 1)))
             continue
         rest = filled - consumed
         buf[:rest] = buf[consumed:filled]
