@@ -323,3 +323,33 @@ def test_fixture_records_mutated_in_place_print_the_record_paths_lines():
             assert _dump(mutated, True) == _dump(mutated, False), path
             checked += 1
     assert checked >= 6
+
+
+def test_a_hostile_batch_length_allocates_no_more_than_the_file(tmp_path, monkeypatch):
+    """A segment whose first batch claims nearly 1 GiB (within the batch-size limit) in a
+    file of 64 KiB: the readers grew their window to the claimed length before reading
+    (1 GB resident for `kraft dump` and `offsets dump` of a 9 MiB file); they now grow
+    only to what the file holds, and the batch is reported cut, as Kafka's tool does."""
+    import struct
+    import tracemalloc
+
+    from kcodec import log
+    from kcodec.kraft import dump as kdump
+    from kcodec.kraft import dump_lines
+    src = (DATA / "dumps" / "kraft" / "00000000000000000000.log").read_bytes()
+    b = bytearray(src[:61])
+    struct.pack_into(">i", b, 8, (1 << 30) - 100)
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(bytes(b) + bytes(range(256)) * 256)
+    monkeypatch.setattr(kdump, "_CHUNK", 4096)
+    tracemalloc.start()
+    try:
+        text = b"".join(kdump.dump_file(seg)).decode()
+        batches = list(log.iter_batches(str(seg), chunk_size=4096))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak          # (the fixed buffers; was about 1 GiB)
+    assert text == "".join(line + "\n" for line in dump_lines(seg))
+    assert "invalid bytes at the end" in text
+    assert batches[0].error is not None and batches[0].error.reason == "truncated"
