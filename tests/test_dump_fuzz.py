@@ -194,6 +194,28 @@ def test_hostile_sequences_and_offsets_print_kafkas_text(tmp_path):
     assert head + general.decode() == want
 
 
+def test_frame_varints_read_as_kafkas_serde_reads_them():
+    """MetadataRecordSerde frames whose varints hold bits past 32 in a fifth byte (Kafka
+    drops them), a type that is a negative int (Kafka cuts it to a short), or values past
+    Short.MAX_VALUE (Kafka refuses): the C writer printed the first kind as Kafka does
+    and the reference path said "Failed to deserialize"; a negative type went to the
+    reference path and failed there too.  kcodec.kraft.read_record now reads a frame
+    as Kafka's serde does, and every path prints Kafka's text."""
+    from kcodec.kraft import dump as kdump
+    from kcodec.kraft import dump_lines, read_record
+    log_path = HOSTILE / "frames" / "00000000000000000000.log"
+    want = (HOSTILE / "frames" / "kafka-dump-log.txt").read_text()
+    name = log_path.name
+    assert "".join(line + "\n" for line in dump_lines(log_path, display_name=name)) == want
+    assert b"".join(kdump.dump_file(log_path, display_name=name)).decode() == want
+    general = b"".join(bytes(p) for p in kdump._general_pieces(str(log_path), 1 << 22, None, False, 0))
+    assert "Dumping %s\nLog starting offset: 0\n" % name + general.decode() == want
+    from kcodec import log
+    recs = [r for b in log.iter_batches(str(log_path)) for r in b.records]
+    got = [(m.type, m.status) for m in map(read_record, (r.value for r in recs))]
+    assert got[:5] == [("TopicRecord", "ok")] * 5 and all(s not in ("ok", "newer_version") for _, s in got[5:])
+
+
 def test_hostile_offsets_in_the_pure_python_scanner():
     """The pure-Python scanner (no extensions) wraps offsets as Java's longs do, as the C
     one does, instead of raising OverflowError."""
@@ -353,3 +375,20 @@ def test_a_hostile_batch_length_allocates_no_more_than_the_file(tmp_path, monkey
     assert text == "".join(line + "\n" for line in dump_lines(seg))
     assert "invalid bytes at the end" in text
     assert batches[0].error is not None and batches[0].error.reason == "truncated"
+
+
+def test_frame_varints_through_the_spark_kernel():
+    """kcodec.spark's decode_metadata on the same frames: row for row what read_record
+    gives (a type past Short.MAX_VALUE raised pyarrow's ArrowInvalid: 65538 does not fit
+    the int16 record-type column)."""
+    pa = pytest.importorskip("pyarrow")
+    from kcodec import log
+    from kcodec.kraft import read_record
+    from kcodec.spark import _kernels as K
+    vals = [r.value for b in log.iter_batches(str(HOSTILE / "frames" / "00000000000000000000.log"))
+            for r in b.records]
+    got = K.decode_metadata(pa.array(vals, pa.binary()))
+    full = K._metadata_out(K._metadata_selected(None), False, None).full
+    want = pa.array([K._metadata_row(read_record(v), full) for v in vals], type=got.type)
+    assert got.to_pylist() == want.to_pylist()
+    assert [r[K.ERROR] for r in got.to_pylist()][5] == "Value for type was too large."

@@ -107,9 +107,18 @@ def read_record(data: Any) -> MetadataRecord:
         f = read_framed(raw, METADATA_FRAME, lambda h: RECORD_TYPES.get(h.api_key),
                         newer="latest")
     except CodecError as e:
+        j = _java_framed(raw)
+        if j is not None:
+            return j
         return MetadataRecord(None, None, None, None, raw, "error", str(e))
     h = f.header
     if f.message is None:
+        j = _java_framed(raw)       # a type past 32 bits or negative, as Kafka reads it
+        if j is not None:
+            return j
+        if not (-0x8000 <= h.api_key <= 0x7FFF and -0x8000 <= h.version <= 0x7FFF):
+            # past Short.MAX_VALUE: Kafka refuses the frame ("Value for type was too large.")
+            return MetadataRecord(None, None, None, None, raw, "error", kafka_read_error(raw))
         return MetadataRecord(h.api_key, None, h.version, None, raw, "unknown_type",
                               f"Unknown metadata id {h.api_key}")
     return MetadataRecord(h.api_key, f.message, h.version, f.value, raw,
@@ -225,6 +234,29 @@ def _short(raw: bytes, pos: int, entity: str) -> Tuple[int, int]:
     if v > 0x7FFF:
         raise ValueError(f"Value for {entity} was too large.")
     return (v + 0x8000) % 0x10000 - 0x8000, pos
+
+
+def _java_framed(raw: bytes) -> Optional[MetadataRecord]:
+    """A frame the strict reader refuses but Kafka's MetadataRecordSerde reads: its
+    readUnsignedVarint drops what a fifth byte holds past 32 bits (and a negative int passes
+    the Short.MAX_VALUE check, then is cut to a short), so such a frame names a record type
+    and version as Kafka sees them.  None when Kafka cannot read it either."""
+    try:
+        fv, pos = _short(raw, 0, "frame version")
+        key, pos = _short(raw, pos, "type") if fv == 1 else (None, pos)
+        ver, pos = _short(raw, pos, "version") if fv == 1 else (None, pos)
+    except ValueError:
+        return None
+    name = RECORD_TYPES.get(key) if key is not None and ver is not None and ver >= 0 else None
+    if name is None:
+        return None
+    try:
+        d = kcodec.read(name, raw, ver, newer="latest", trailing="allow", offset=pos)
+    except (CodecError, ValueError):
+        return None
+    if d.trailing:
+        return None
+    return MetadataRecord(key, name, ver, d.value, raw, "newer_version" if d.newer_than_known else "ok")
 
 
 def kafka_read_error(raw: Optional[bytes]) -> str:

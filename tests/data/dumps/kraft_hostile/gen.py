@@ -3,7 +3,11 @@
 run from its directory): six batches of three TopicRecords whose headers hold what a
 producer never writes but a damaged or hostile log can: base sequences below -1 and at
 Integer.MIN_VALUE / MAX_VALUE, a negative lastOffsetDelta, lastOffsetDelta at MAX_VALUE,
-offsets running past Long.MAX_VALUE (CRCs made right, so every tool reads the records)."""
+offsets running past Long.MAX_VALUE (CRCs made right, so every tool reads the records).
+frames/00000000000000000000.log (``gen.py LOG FRAMES_LOG``): TopicRecords whose
+MetadataRecordSerde frame varints are what Kafka's readUnsignedVarint reads its own way
+(a fifth byte's bits past 32 dropped, a negative int cut to a short) or refuses (past
+Short.MAX_VALUE), with kafka-dump-log.txt beside it."""
 import struct
 import sys
 import uuid
@@ -32,5 +36,21 @@ def batch(base_offset, base_sequence, last_offset_delta=None):
     return bytes(b)
 
 
+
+def frames():
+    v = encode_record("TopicRecord", {"name": "t", "topicId": uuid.UUID(int=1)}, 0)   # 01 02 00 ...
+    values = [bytes([0x81, 0x80, 0x80, 0x80, 0x10]) + v[1:],          # frame version 1 + 2**32
+              v[:1] + bytes([0x82, 0x80, 0x80, 0x80, 0x10]) + v[2:],  # type 2 + 2**32
+              v[:2] + bytes([0x80, 0x80, 0x80, 0x80, 0x10]) + v[3:],  # version 0 + 2**32
+              v[:1] + bytes([0x82, 0x80, 0x80, 0x80, 0x7F]) + v[2:],  # type: a negative int
+              v[:1] + bytes([0x82, 0x80, 0x00]) + v[2:],              # type 2, overlong
+              v[:1] + bytes([0x82, 0x80, 0x04]) + v[2:],              # type 0x10002: too large
+              v[:2] + bytes([0x80, 0x80, 0x04]) + v[3:],              # version 0x10000: too large
+              bytes([0x81, 0x80, 0x04]) + v[1:]]                      # frame version 0x10001
+    return encode_batch([(None, x) for x in values])
+
+
 if __name__ == "__main__":
     open(sys.argv[1], "wb").write(b"".join(batch(**c) for c in CASES))
+    if len(sys.argv) > 2:
+        open(sys.argv[2], "wb").write(frames())
