@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* an invariant broken: abort, naming the target (FUZZ_NAME) and what broke */
 static void check(int ok, const char *what)
@@ -322,6 +323,71 @@ static int utf8_ok(const uint8_t *s, size_t n)
         i += k + 1;
     }
     return 1;
+}
+
+/* ---------------------------------------------------------------- the driver */
+
+/* Everything the writer gave (text and hand-backs), to compare runs. */
+typedef struct {
+    char *text;
+    size_t len, cap;
+    long events;
+} transcript;
+
+static void append(transcript *tr, const char *s, size_t n)
+{
+    if (tr->len + n + 1 > tr->cap) {
+        tr->cap = 2 * (tr->len + n + 1);
+        tr->text = realloc(tr->text, tr->cap);
+    }
+    memcpy(tr->text + tr->len, s, n);
+    tr->len += n;
+}
+
+static kc_batch *g_b;
+static kc_record *g_r;
+static size_t g_cap_b, g_cap_r;
+
+/* TARGET tables.txt corpus.txt seconds seed: mutated corpus segments through run_one
+ * until the CPU time is spent. */
+static int dump_main(int argc, char **argv, const char *name, void (*load_table)(const char *),
+                     void (*run_one)(const uint8_t *, size_t), void (*free_table)(void))
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s tables.txt corpus.txt seconds seed\n", argv[0]);
+        return 2;
+    }
+    load_table(argv[1]);
+    load_corpus(argv[2]);
+    double seconds = atof(argv[3]);
+    rnd_seed(argv[4]);
+    if (!g_n) {
+        fprintf(stderr, "empty corpus\n");
+        return 2;
+    }
+    size_t cap = 1 << 19;
+    g_cap_b = cap / 26 + 8;
+    g_cap_r = cap / 7 + 8;
+    g_b = malloc(g_cap_b * sizeof *g_b);
+    g_r = malloc(g_cap_r * sizeof *g_r);
+    uint8_t *buf = malloc(cap);
+    clock_t t0 = clock();
+    unsigned long iters = 0;
+    while ((double)(clock() - t0) / CLOCKS_PER_SEC < seconds) {
+        for (int k = 0; k < 4; k++) {
+            size_t len = mutate_log(buf, cap, g_b, g_cap_b, g_r, g_cap_r);
+            run_one(buf, len);
+            iters++;
+        }
+    }
+    printf("%s: %lu inputs from %d corpus segments, no crash\n", name, iters, g_n);
+    free(buf);
+    free(g_b);
+    free(g_r);
+    for (int i = 0; i < g_n; i++)
+        free(g_seg[i]);
+    free_table();
+    return 0;
 }
 
 #endif

@@ -34,7 +34,6 @@
 #include "kc_status.h"
 #include "fuzz_dump.h"
 
-#include <time.h>
 
 
 /* ------------------------------------------------------------------ the table */
@@ -139,22 +138,6 @@ static void load_table(const char *path)
 
 static const char HEAD[] = "{\"file\": \"00000000000000000000.log\", \"position\": ";
 
-typedef struct {
-    char *text;
-    size_t len, cap;
-    long events;          /* batches and records handed back, folded in */
-} transcript;
-
-static void append(transcript *tr, const char *s, size_t n)
-{
-    if (tr->len + n + 1 > tr->cap) {
-        tr->cap = 2 * (tr->len + n + 1);
-        tr->text = realloc(tr->text, tr->cap);
-    }
-    memcpy(tr->text + tr->len, s, n);
-    tr->len += n;
-}
-
 static void check_lines(const char *out, size_t n, const char *head)
 {
     size_t hl = strlen(head);
@@ -254,10 +237,6 @@ static void tjson_alone(const uint8_t *buf, size_t len, const kc_record *r)
     free(scratch);
 }
 
-static kc_batch *g_b;
-static kc_record *g_r;
-static size_t g_cap_b, g_cap_r;
-
 static void run_one(const uint8_t *data, size_t size)
 {
     uint8_t *buf = malloc(size ? size : 1);          /* exact size */
@@ -293,43 +272,13 @@ static void run_one(const uint8_t *data, size_t size)
     free(buf);
 }
 
-int main(int argc, char **argv)
+static void free_table(void)
 {
-    if (argc < 5) {
-        fprintf(stderr, "usage: %s tables.txt corpus.txt seconds seed\n", argv[0]);
-        return 2;
-    }
-    load_table(argv[1]);
-    load_corpus(argv[2]);
-    double seconds = atof(argv[3]);
-    rnd_seed(argv[4]);
-    if (!g_n) {
-        fprintf(stderr, "empty corpus\n");
-        return 2;
-    }
-    size_t cap = 1 << 19;
-    g_cap_b = cap / 26 + 8;
-    g_cap_r = cap / 7 + 8;
-    g_b = malloc(g_cap_b * sizeof *g_b);
-    g_r = malloc(g_cap_r * sizeof *g_r);
-    uint8_t *buf = malloc(cap);
-    clock_t t0 = clock();
-    unsigned long iters = 0;
-    while ((double)(clock() - t0) / CLOCKS_PER_SEC < seconds) {
-        for (int k = 0; k < 4; k++) {
-            size_t len = mutate_log(buf, cap, g_b, g_cap_b, g_r, g_cap_r);
-            run_one(buf, len);
-            iters++;
-        }
-    }
-    printf("%s: %lu inputs from %d corpus segments, %d messages, no crash\n", FUZZ_NAME, iters,
-           g_n, g_nmsgs);
-    free(buf);
-    free(g_b);
-    free(g_r);
-    for (int i = 0; i < g_n; i++)
-        free(g_seg[i]);
     for (int i = 0; i < g_nowned; i++)
         free(g_owned[i]);
-    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    return dump_main(argc, argv, FUZZ_NAME, load_table, run_one, free_table);
 }
