@@ -4,7 +4,7 @@ total CPU (JVM and Python workers included), its peak RSS, and records/s per CPU
 
     python bench/gen_offsets_log.py /data/h512 --size-mb 512 --partitions 4
     python bench/bench_spark_scale.py /data/h32 /data/h512 ... [--out bench/results/spark_scale.md]
-    python bench/bench_spark_scale.py --standalone /data/h512   # 1 vs 2 workers of 1 core
+    python bench/bench_spark_scale.py --standalone /data/h2048 --rounds 3  # 1 vs 2 workers of 1 core
 
 Both commands are run as users run them (the venv's console script, its bin not on
 PATH).  CPU is taken from /proc for every process of the tree, sampled every 0.2 s
@@ -59,11 +59,38 @@ def _cpu_rss(pid: int) -> Tuple[float, int]:
     return cpu, int(fields[21]) * PAGE
 
 
+def _label(pid: int, root: int) -> str:
+    """Which part of a Spark run a process is (from its command line)."""
+    if pid == root:
+        return "driver (Python)"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    for key, name in (("CoarseGrainedExecutorBackend", "executors (JVM)"),
+                      ("deploy.master.Master", "master"), ("deploy.worker.Worker", "workers (daemons)"),
+                      ("SparkSubmit", "driver (JVM)"), ("pyspark.daemon", "Python workers"),
+                      ("pyspark.worker", "Python workers")):
+        if key in cmd:
+            return name
+    return "other"
+
+
+def _busy() -> float:
+    """The whole machine's busy CPU seconds so far (every process's, from /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / TICK     # all but idle and iowait
+
+
 def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
-            also: Tuple[int, ...] = ()) -> Dict[str, float]:
-    """Run ``cmd``; wall seconds, tree CPU seconds, peak tree RSS bytes.  ``also``: more
-    process trees to count (a standalone master and its workers, whose executors do the
-    work), each process's CPU from when the run started."""
+            also: Tuple[int, ...] = ()) -> Dict[str, Any]:
+    """Run ``cmd``; wall seconds, tree CPU seconds, peak tree RSS bytes, CPU seconds by
+    part (driver, executors, Python workers, master, workers: ``parts``) and the CPU the
+    rest of the machine took meanwhile (``others``).  ``also``: more process trees to
+    count (a standalone master and its workers, whose executors do the work), each
+    process's CPU from when the run started."""
     base: Dict[int, float] = {}
     for q in (q for r in also for q in _tree(r)):
         try:
@@ -71,9 +98,11 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
         except OSError:
             pass
     t0 = time.monotonic()
+    busy0 = _busy()
     outf, errf = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")   # no pipe to fill
     p = subprocess.Popen(cmd, env=env, stdout=outf, stderr=errf, text=True)
     seen: Dict[int, float] = {}
+    label: Dict[int, str] = {}
     peak = 0
     try:
         while p.poll() is None:
@@ -83,6 +112,8 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
                     c, r = _cpu_rss(q)
                 except OSError:
                     continue
+                if q not in label:
+                    label[q] = _label(q, p.pid)
                 seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
                 rss += r
             peak = max(peak, rss)
@@ -96,6 +127,7 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
         raise
     p.wait()
     wall = time.monotonic() - t0
+    busy = _busy() - busy0
     outf.seek(0)
     errf.seek(0)
     out, err = outf.read(), errf.read()
@@ -104,7 +136,11 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
     # each process's own time at its last sample (children's time is not added: they are
     # in the tree themselves; a process living under 0.2 s can be missed)
     cpu = sum(seen.values())
-    return {"wall": wall, "cpu": cpu, "rss": peak, "stdout": out}  # type: ignore[dict-item]
+    parts: Dict[str, float] = {}
+    for q, c in seen.items():
+        parts[label[q]] = parts.get(label[q], 0.0) + c
+    return {"wall": wall, "cpu": cpu, "rss": peak, "stdout": out, "parts": parts,
+            "others": max(0.0, busy - cpu)}
 
 
 def records_in(path: str) -> int:
@@ -152,11 +188,70 @@ def _alive_workers(ui: int) -> int:
         return -1
 
 
-def standalone(path: str, workers: int) -> Dict[str, float]:
+def with_event_log(env: Dict[str, str], conf: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, str], str]:
+    """``env`` for a Spark command that writes Spark's event log (and takes ``conf``)
+    through a ``spark-defaults.conf`` in a ``SPARK_CONF_DIR`` of its own; the
+    directory, whose ``events/`` holds the log."""
+    d = tempfile.mkdtemp(prefix="kcodec-eventlog-")
+    os.makedirs(os.path.join(d, "events"))
+    conf = dict(conf or {})
+    conf.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+                 "spark.eventLog.dir": "file://" + os.path.join(d, "events")})
+    with open(os.path.join(d, "spark-defaults.conf"), "w") as f:
+        f.writelines(f"{k} {v}\n" for k, v in conf.items())
+    env = dict(env)
+    env["SPARK_CONF_DIR"] = d
+    return env, d
+
+
+def event_log(d: str) -> Dict[str, Any]:
+    """From the event log under ``d`` (:func:`with_event_log`): the application's span,
+    when each executor registered, and per stage its name, span (submission to
+    completion) and tasks' run time, by executor."""
+    import json
+    ev = os.path.join(d, "events")
+    files = [os.path.join(ev, f) for f in os.listdir(ev)]
+    if not files:
+        return {}
+    app: Dict[str, Any] = {"executors": {}, "stages": {}}
+    with open(max(files, key=os.path.getsize)) as f:
+        for line in f:
+            e = json.loads(line)
+            kind = e.get("Event")
+            if kind == "SparkListenerApplicationStart":
+                app["start"] = e["Timestamp"]
+            elif kind == "SparkListenerApplicationEnd":
+                app["end"] = e["Timestamp"]
+            elif kind == "SparkListenerExecutorAdded":
+                app["executors"][e["Executor ID"]] = e["Timestamp"]
+            elif kind == "SparkListenerStageCompleted":
+                si = e["Stage Info"]
+                st = app["stages"].setdefault(si["Stage ID"], {"run": {}, "cpu": {}, "tasks": {}})
+                st.update(name=si["Stage Name"], start=si.get("Submission Time"), end=si.get("Completion Time"))
+            elif kind == "SparkListenerTaskEnd":
+                ti, tm = e["Task Info"], e.get("Task Metrics") or {}
+                st = app["stages"].setdefault(e["Stage ID"], {"run": {}, "cpu": {}, "tasks": {}})
+                x = ti["Executor ID"]
+                st["tasks"][x] = st["tasks"].get(x, 0) + 1
+                st["run"][x] = st["run"].get(x, 0) + tm.get("Executor Run Time", 0) / 1e3
+    return app
+
+
+def main_stage(app: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The stage whose tasks ran longest (the fold, in ``kcodec analyze``)."""
+    st = [s for s in app.get("stages", {}).values() if s.get("start") and s.get("end")]
+    return max(st, key=lambda s: sum(s["run"].values()), default=None)
+
+
+def standalone(path: str, workers: int) -> Dict[str, Any]:
     """``kcodec analyze PATH --master spark://...`` (as a user submits to a cluster)
     against a standalone master and ``workers`` workers of 1 core and 1 GiB each, all on
-    127.0.0.1 and started here; CPU and RSS count the driver's tree and the master's and
-    workers' (the executors are the workers' children)."""
+    127.0.0.1 and started here as docs/spark-cluster.md starts them; CPU and RSS count
+    the driver's tree and the master's and workers' (the executors are the workers'
+    children).  The job asks for every worker's core (``spark.cores.max``) and its
+    tasks wait until all executors have registered
+    (``spark.scheduler.minRegisteredResourcesRatio`` 1), so the fold stage, timed from
+    Spark's event log, runs on the whole cluster; the wall time includes that wait."""
     import pyspark
     home = os.path.dirname(pyspark.__file__)
     cls = os.path.join(home, "bin", "spark-class")
@@ -170,6 +265,9 @@ def standalone(path: str, workers: int) -> Dict[str, float]:
     procs = [subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(port), "--webui-port", str(ui)], env=env,
                               stdout=log, stderr=subprocess.STDOUT)]
+    job_env, evd = with_event_log(env, {"spark.cores.max": str(workers),
+                                        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+                                        "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s"})
     try:
         for _ in range(workers):
             procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
@@ -183,8 +281,9 @@ def standalone(path: str, workers: int) -> Dict[str, float]:
                 with open(log.name) as f:
                     raise SystemExit(f"standalone cluster did not come up:\n{f.read()[-3000:]}")
             time.sleep(1)
-        r = measure([_bin("kcodec"), "analyze", path, "--master", url, "--no-progress"], env=env,
+        r = measure([_bin("kcodec"), "analyze", path, "--master", url, "--no-progress"], env=job_env,
                     also=tuple(q.pid for q in procs))
+        r["events"] = event_log(evd)
     finally:
         for q in procs[::-1]:
             q.terminate()
@@ -196,6 +295,7 @@ def standalone(path: str, workers: int) -> Dict[str, float]:
                 q.wait()
         log.close()
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(evd, ignore_errors=True)
     return r
 
 
@@ -330,19 +430,54 @@ def single_segment(path: str, lines: List[str]) -> bool:
     return dg == do == "equal"
 
 
+_PARTS = ("driver (JVM)", "driver (Python)", "master", "workers (daemons)", "executors (JVM)",
+          "Python workers", "other")
+
+
+def _parts(r: Dict[str, Any]) -> str:
+    p = r["parts"]
+    return " / ".join(f"{p.get(k, 0.0):.1f}" for k in _PARTS)
+
+
 def workers_rounds(path: str, rounds: int, lines: List[str]) -> None:
-    """3: standalone master + 1 vs 2 workers of 1 core, alternately, ``rounds`` times."""
+    """3: standalone master + 1 vs 2 workers of 1 core, alternately, ``rounds`` times:
+    the whole job's wall time and records/s, and the fold stage's own (its span in
+    Spark's event log, from the first task's submission to the last task's end, every
+    executor registered before it starts)."""
     n = records_in(path)
-    lines += [f"Input: {_mib(path)}, {n / 1e6:.2f}M records, 4 partitions (4 fold tasks).", "",
-              "| round | workers | wall s | tree CPU s (driver + master + workers + executors) | peak RSS MB "
-              "| records/s (wall) | load avg before (1/5/15) |", "|---|---|---|---|---|---|---|"]
+    nparts = len([d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d))])
+    lines += [f"Input: {_mib(path)}, {n / 1e6:.2f}M records, {nparts} partitions ({nparts} fold tasks).", "",
+              "| round | workers | job wall s | job records/s | fold stage s | fold stage records/s "
+              "| fold tasks per executor (run s) | executors registered (s after app start) "
+              "| tree CPU s | CPU s by part: driver JVM / driver Python / master / workers / executors JVM "
+              "/ Python workers / other | rest of the machine's CPU s meanwhile | peak RSS MB "
+              "| load avg before (1/5/15) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    res: Dict[int, List[Tuple[float, float]]] = {1: [], 2: []}
     for i in range(1, rounds + 1):
         for w in ((1, 2) if i % 2 else (2, 1)):
             load = _load()
             r = standalone(path, w)
-            lines.append(f"| {i} | {w} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss'] / 1e6:,.0f} "
-                         f"| {n / r['wall']:,.0f} | {load} |")
+            app = r["events"]
+            st = main_stage(app)
+            t0 = app.get("start", 0)
+            regs = ", ".join(f"{(t - t0) / 1e3:.1f}" for _, t in sorted(app.get("executors", {}).items()))
+            if st is not None:
+                span = (st["end"] - st["start"]) / 1e3
+                per = ", ".join(f"{x}: {st['tasks'][x]} ({st['run'][x]:.1f})" for x in sorted(st["tasks"]))
+                res[w].append((r["wall"], span))
+                stage = f"{span:.1f} | {n / span:,.0f} | {per}"
+            else:
+                stage = "- | - | -"
+            lines.append(f"| {i} | {w} | {r['wall']:.1f} | {n / r['wall']:,.0f} | {stage} | {regs} "
+                         f"| {r['cpu']:.1f} | {_parts(r)} | {r['others']:.1f} | {r['rss'] / 1e6:,.0f} | {load} |")
             print(lines[-1], flush=True)
+    if res[1] and res[2]:
+        import statistics
+        w1, s1 = (statistics.median(x[k] for x in res[1]) for k in (0, 1))
+        w2, s2 = (statistics.median(x[k] for x in res[2]) for k in (0, 1))
+        lines += ["", f"Medians: 2 workers against 1: fold stage {s1 / s2:.2f}x the records/s "
+                      f"({s1:.1f} s -> {s2:.1f} s), whole job {w1 / w2:.2f}x ({w1:.1f} s -> {w2:.1f} s)."]
+        print(lines[-1], flush=True)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
