@@ -209,31 +209,33 @@ def event_log(d: str) -> Dict[str, Any]:
     when each executor registered, and per stage its name, span (submission to
     completion) and tasks' run time, by executor."""
     import json
-    ev = os.path.join(d, "events")
-    files = [os.path.join(ev, f) for f in os.listdir(ev)]
-    if not files:
-        return {}
+    import re
+    # one file, or (rolling logs, Spark 4's default) a directory of events_<n>_... files
+    files = sorted((os.path.join(r, f) for r, _, fs in os.walk(os.path.join(d, "events")) for f in fs
+                    if f.startswith("events") or f.startswith("app-") or f.startswith("local-")),
+                   key=lambda f: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", os.path.basename(f))])
     app: Dict[str, Any] = {"executors": {}, "stages": {}}
-    with open(max(files, key=os.path.getsize)) as f:
-        for line in f:
-            e = json.loads(line)
-            kind = e.get("Event")
-            if kind == "SparkListenerApplicationStart":
-                app["start"] = e["Timestamp"]
-            elif kind == "SparkListenerApplicationEnd":
-                app["end"] = e["Timestamp"]
-            elif kind == "SparkListenerExecutorAdded":
-                app["executors"][e["Executor ID"]] = e["Timestamp"]
-            elif kind == "SparkListenerStageCompleted":
-                si = e["Stage Info"]
-                st = app["stages"].setdefault(si["Stage ID"], {"run": {}, "cpu": {}, "tasks": {}})
-                st.update(name=si["Stage Name"], start=si.get("Submission Time"), end=si.get("Completion Time"))
-            elif kind == "SparkListenerTaskEnd":
-                ti, tm = e["Task Info"], e.get("Task Metrics") or {}
-                st = app["stages"].setdefault(e["Stage ID"], {"run": {}, "cpu": {}, "tasks": {}})
-                x = ti["Executor ID"]
-                st["tasks"][x] = st["tasks"].get(x, 0) + 1
-                st["run"][x] = st["run"].get(x, 0) + tm.get("Executor Run Time", 0) / 1e3
+    for fn in files:
+        with open(fn) as f:
+            for line in f:
+                e = json.loads(line)
+                kind = e.get("Event")
+                if kind == "SparkListenerApplicationStart":
+                    app["start"] = e["Timestamp"]
+                elif kind == "SparkListenerApplicationEnd":
+                    app["end"] = e["Timestamp"]
+                elif kind == "SparkListenerExecutorAdded":
+                    app["executors"][e["Executor ID"]] = e["Timestamp"]
+                elif kind == "SparkListenerStageCompleted":
+                    si = e["Stage Info"]
+                    st = app["stages"].setdefault(si["Stage ID"], {"run": {}, "tasks": {}})
+                    st.update(name=si["Stage Name"], start=si.get("Submission Time"), end=si.get("Completion Time"))
+                elif kind == "SparkListenerTaskEnd":
+                    ti, tm = e["Task Info"], e.get("Task Metrics") or {}
+                    st = app["stages"].setdefault(e["Stage ID"], {"run": {}, "tasks": {}})
+                    x = ti["Executor ID"]
+                    st["tasks"][x] = st["tasks"].get(x, 0) + 1
+                    st["run"][x] = st["run"].get(x, 0) + tm.get("Executor Run Time", 0) / 1e3
     return app
 
 
@@ -243,7 +245,7 @@ def main_stage(app: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     return max(st, key=lambda s: sum(s["run"].values()), default=None)
 
 
-def standalone(path: str, workers: int) -> Dict[str, Any]:
+def standalone(path: str, workers: int, sessions: bool = True) -> Dict[str, Any]:
     """``kcodec analyze PATH --master spark://...`` (as a user submits to a cluster)
     against a standalone master and ``workers`` workers of 1 core and 1 GiB each, all on
     127.0.0.1 and started here as docs/spark-cluster.md starts them; CPU and RSS count
@@ -251,7 +253,14 @@ def standalone(path: str, workers: int) -> Dict[str, Any]:
     children).  The job asks for every worker's core (``spark.cores.max``) and its
     tasks wait until all executors have registered
     (``spark.scheduler.minRegisteredResourcesRatio`` 1), so the fold stage, timed from
-    Spark's event log, runs on the whole cluster; the wall time includes that wait."""
+    Spark's event log, runs on the whole cluster; the wall time includes that wait.
+
+    ``sessions``: the master and each worker (with its executors) start in a session of
+    their own, as daemons on separate machines are.  Linux's autogroup scheduling
+    (``/proc/sys/kernel/sched_autogroup_enabled``) shares the CPU equally between
+    sessions, not processes: in the bench's own session a second worker's executor only
+    splits the session's share with the first, so on a shared machine it cannot add
+    throughput whatever Spark does."""
     import pyspark
     home = os.path.dirname(pyspark.__file__)
     cls = os.path.join(home, "bin", "spark-class")
@@ -264,7 +273,7 @@ def standalone(path: str, workers: int) -> Dict[str, Any]:
     log = open(os.path.join(work, "daemons.log"), "w")
     procs = [subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(port), "--webui-port", str(ui)], env=env,
-                              stdout=log, stderr=subprocess.STDOUT)]
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=sessions)]
     job_env, evd = with_event_log(env, {"spark.cores.max": str(workers),
                                         "spark.scheduler.minRegisteredResourcesRatio": "1.0",
                                         "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s"})
@@ -273,7 +282,8 @@ def standalone(path: str, workers: int) -> Dict[str, Any]:
             procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
                                            "--cores", "1", "--memory", "1g", "--webui-port", "0",
                                            "--work-dir", work], env=env,
-                                          stdout=log, stderr=subprocess.STDOUT))
+                                          stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=sessions))
         deadline = time.monotonic() + 180
         while _alive_workers(ui) < workers:
             if time.monotonic() > deadline or any(q.poll() is not None for q in procs):
@@ -392,9 +402,10 @@ def _diff(a: Dict[Any, Any], b: Dict[Any, Any]) -> str:
     return f"DIFFER: {len(keys)} keys in one only, {len(vals)} values differ (e.g. {sorted(keys | set(vals))[:3]})"
 
 
-def single_segment(path: str, lines: List[str]) -> bool:
-    """2: a 1 GiB single-segment partition: analyze with default settings (measured), and
-    its groups/committed_offsets tables (``--out``) against ``offsets groups --json -v``."""
+def single_segment(path: str, lines: List[str], plain: bool = True) -> bool:
+    """2: a 1 GiB single-segment partition: analyze with default settings (measured; not
+    when ``plain`` is false), and its groups/committed_offsets tables (``--out``, with
+    Spark's stages from its event log) against ``offsets groups --json -v``."""
     env = _env_without_venv()
     n = records_in(path)
     files = sorted(f for f in os.listdir(os.path.join(path, "__consumer_offsets-0")))
@@ -406,21 +417,36 @@ def single_segment(path: str, lines: List[str]) -> bool:
     lines.append(f"| `kcodec offsets groups --json -v` | {g['wall']:.1f} | {g['cpu']:.1f} | {g['rss'] / 1e6:,.0f} "
                  f"| {n / max(g['cpu'], 1e-9):,.0f} | {load} |")
     print(lines[-1], flush=True)
-    load = _load()
-    a = measure([_bin("kcodec"), "analyze", path, "--no-progress"], env=env)
-    lines.append(f"| `kcodec analyze` | {a['wall']:.1f} | {a['cpu']:.1f} | {a['rss'] / 1e6:,.0f} "
-                 f"| {n / max(a['cpu'], 1e-9):,.0f} | {load} |")
-    print(lines[-1], flush=True)
+    if plain:
+        load = _load()
+        a = measure([_bin("kcodec"), "analyze", path, "--no-progress"], env=env)
+        lines.append(f"| `kcodec analyze` | {a['wall']:.1f} | {a['cpu']:.1f} | {a['rss'] / 1e6:,.0f} "
+                     f"| {n / max(a['cpu'], 1e-9):,.0f} | {load} |")
+        print(lines[-1], flush=True)
     out = tempfile.mkdtemp(prefix="kcodec-seg1g-")
+    wenv, evd = with_event_log(env)
     try:
         load = _load()
-        w = measure([_bin("kcodec"), "analyze", path, "--no-progress", "--out", out], env=env)
+        w = measure([_bin("kcodec"), "analyze", path, "--no-progress", "--out", out], env=wenv)
         lines.append(f"| `kcodec analyze --out DIR` (every table, `records` too) | {w['wall']:.1f} | {w['cpu']:.1f} "
                      f"| {w['rss'] / 1e6:,.0f} | {n / max(w['cpu'], 1e-9):,.0f} | {load} |")
         print(lines[-1], flush=True)
         ga, oa = _analyze_tables(out)
+        tables = {t: _size(os.path.join(out, t)) for t in sorted(os.listdir(out))
+                  if os.path.isdir(os.path.join(out, t))}
+        app = event_log(evd)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(evd, ignore_errors=True)
+    lines += ["", f"`--out` run, CPU s by part: {', '.join(f'{k} {v:.1f}' for k, v in sorted(w['parts'].items()))}; "
+              f"the rest of the machine took {w['others']:.1f} CPU s meanwhile.  Tables written: "
+              + ", ".join(f"{t} {b / 1e6:,.1f} MB" for t, b in tables.items()) + ".", "",
+              "| Spark stage (event log) | tasks | span s | tasks' run time s |", "|---|---|---|---|"]
+    for sid, st in sorted(app.get("stages", {}).items()):
+        if st.get("start") and st.get("end"):
+            lines.append(f"| {sid}: {st['name'].split(' at ')[0]} | {sum(st['tasks'].values())} "
+                         f"| {(st['end'] - st['start']) / 1e3:.1f} | {sum(st['run'].values()):.1f} |")
+    print("\n".join(lines[-len(app.get('stages', {})) - 5:]), flush=True)
     gg, og = _offsets_groups_tables(g["stdout"])   # type: ignore[arg-type]
     dg, do = _diff(ga, gg), _diff(oa, og)
     lines += ["", f"analyze's `groups` table against `offsets groups` ({len(gg)} groups: type, state, "
@@ -428,6 +454,14 @@ def single_segment(path: str, lines: List[str]) -> bool:
               f"log offset, commit timestamp): **{do}**."]
     print(lines[-1], flush=True)
     return dg == do == "equal"
+
+
+def _autogroup() -> str:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return "on" if f.read().strip() == "1" else "off"
+    except OSError:
+        return "absent"
 
 
 _PARTS = ("driver (JVM)", "driver (Python)", "master", "workers (daemons)", "executors (JVM)",
@@ -439,14 +473,16 @@ def _parts(r: Dict[str, Any]) -> str:
     return " / ".join(f"{p.get(k, 0.0):.1f}" for k in _PARTS)
 
 
-def workers_rounds(path: str, rounds: int, lines: List[str]) -> None:
+def workers_rounds(path: str, rounds: int, lines: List[str], sessions: bool = True) -> None:
     """3: standalone master + 1 vs 2 workers of 1 core, alternately, ``rounds`` times:
     the whole job's wall time and records/s, and the fold stage's own (its span in
     Spark's event log, from the first task's submission to the last task's end, every
     executor registered before it starts)."""
     n = records_in(path)
     nparts = len([d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d))])
-    lines += [f"Input: {_mib(path)}, {n / 1e6:.2f}M records, {nparts} partitions ({nparts} fold tasks).", "",
+    lines += [f"Input: {_mib(path)}, {n / 1e6:.2f}M records, {nparts} partitions ({nparts} fold tasks); master "
+              f"and workers {'each in a session of its own' if sessions else 'in the bench session'} "
+              f"(autogroup scheduling {_autogroup()}).", "",
               "| round | workers | job wall s | job records/s | fold stage s | fold stage records/s "
               "| fold tasks per executor (run s) | executors registered (s after app start) "
               "| tree CPU s | CPU s by part: driver JVM / driver Python / master / workers / executors JVM "
@@ -456,7 +492,7 @@ def workers_rounds(path: str, rounds: int, lines: List[str]) -> None:
     for i in range(1, rounds + 1):
         for w in ((1, 2) if i % 2 else (2, 1)):
             load = _load()
-            r = standalone(path, w)
+            r = standalone(path, w, sessions)
             app = r["events"]
             st = main_stage(app)
             t0 = app.get("start", 0)
@@ -487,7 +523,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                   "and run the three questions")
     ap.add_argument("--growing", action="store_true", help="question 1 on PATHS")
     ap.add_argument("--segment", metavar="PATH", help="question 2 on this single-segment input")
+    ap.add_argument("--out-only", action="store_true", help="with --segment: skip analyze without --out")
     ap.add_argument("--standalone", action="store_true", help="question 3: 1 vs 2 workers of 1 core on PATHS[0]")
+    ap.add_argument("--one-session", action="store_true", help="standalone: master and workers in the bench's "
+                                                                 "session (one autogroup) instead of one each")
     ap.add_argument("--rounds", type=int, default=3, help="standalone rounds (1w/2w alternately)")
     ap.add_argument("--out", help="append the Markdown to this file")
     a = ap.parse_args(argv)
@@ -511,13 +550,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append("")
     if a.segment:
         lines += ["### 2. A 1 GiB single-segment partition", ""]
-        ok = single_segment(a.segment, lines)
+        ok = single_segment(a.segment, lines, plain=not a.out_only)
         lines.append("")
     if a.standalone:
         if stand is None:
             ap.error("--standalone needs a PATH")
         lines += ["### 3. Standalone master + 1 vs 2 workers (1 core, 1 GiB each), alternately", ""]
-        workers_rounds(stand, a.rounds, lines)
+        workers_rounds(stand, a.rounds, lines, sessions=not a.one_session)
         lines.append("")
     lines.append(f"(this command: {time.monotonic() - t0:,.0f} s wall)")
     if a.out:
