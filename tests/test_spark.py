@@ -719,6 +719,12 @@ def test_analyze_corrupted_copy_keeps_nothing_of_the_failed_batch(spark, tmp_pat
     assert recs.where("log_partition = 27").count() > 0
     flagged = spark.read.parquet(str(tmp_path / "out" / "flagged")).where("error is not null").collect()
     assert any(f.position == bad[0].position and f.log_partition == 27 for f in flagged)
+    # the fold's corrupt batches (no second scan) are the rows read_log gives them
+    from kcodec.spark import read_log
+    raw = read_log(spark, str(dst)).where("error is not null").collect()
+    assert sorted((f.log_topic, f.log_partition, f.file, f.position, f.error) for f in flagged
+                  if f.file is not None) == sorted(
+        (r.topic, r.partition, r.file, r.batch_position, r.error) for r in raw)
 
 
 @needs_fixtures

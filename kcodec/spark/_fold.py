@@ -189,21 +189,31 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
     """Fold one partition's ``files`` (its segments, in log order, any path
     :func:`kcodec.spark._scan.open_input` opens) and yield its ``(table, JSON)`` rows:
     ``groups``, ``members``, ``committed_offsets`` and one ``partitions`` row (summary,
-    counts for the time series, flagged rows, the report's timeline)."""
+    counts for the time series, flagged rows, the report's timeline) and a ``corrupt`` row
+    per corrupt batch (as :func:`kcodec.spark.read_log` gives it: topic, partition, file,
+    batch_position, error)."""
     from kcodec.log import DEFAULT_CHUNK
     from kcodec.offsets import Folder
     from kcodec.offsets.columns import iter_offset_columns
     from ._scan import open_input
+    from ._scan import topic_partition
     f = Folder()
     tl = _timeline()
     stats = _Stats()
     corrupt = 0
+    bad: List[str] = []
     for path in files:
         src = open_input(path)
+        topic, pnum = topic_partition(path)
         try:
             for cols in iter_offset_columns(src, chunk_size=chunk_size or DEFAULT_CHUNK):
                 for e in cols["errors"]:
                     corrupt += 1
+                    # the row read_log gives a corrupt batch, so analyze's flagged table
+                    # needs no second scan of the log to find them
+                    bad.append(json.dumps({"topic": topic, "partition": pnum, "file": path,
+                                           "batch_position": e.position,
+                                           "error": f"{e.reason}: {e.message} (skipped to {e.skipped_to})"}))
                     f.errors.append(str(e))
                     stats.flag({"file": e.file, "position": e.position, "offset": None,
                                 "record_type": None, "reason": f"{e.reason}: {e.message}"})
@@ -216,6 +226,8 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
     st = f.state()
     yield from rows_of_state(st, part)
     yield "partitions", _summary(part, st, stats, tl, corrupt)
+    for row in bad:
+        yield "corrupt", row
 
 
 def fold_rows(items: Iterator[Tuple[str, List[str]]]) -> Iterator[Tuple[str, str]]:

@@ -283,7 +283,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
             from ._source import read_log
             df = _dump_input(spark, src) if dump else read_log(spark, src)
             rows = [(r.table, r.data) for r in _fold_frame(df).collect()]
-        fold_rows_: Dict[str, List[Dict[str, Any]]] = {name: [] for name in _TABLE_SCHEMAS}
+        fold_rows_: Dict[str, List[Dict[str, Any]]] = {name: [] for name in (*_TABLE_SCHEMAS, "corrupt")}
         for table, data in rows:
             fold_rows_[table].append(json.loads(data))
         del rows
@@ -292,7 +292,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
 
         if out:
             prog.set("writing Parquet")
-            _write_tables(spark, src, out, dump, fold_rows_)
+            _write_tables(spark, src, out, dump, fold_rows_, direct)
 
         prog.set("summarising")
         counts: Dict[tuple, int] = {}
@@ -355,11 +355,15 @@ def _natural_key(s: Any) -> List[Any]:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(s or ""))]
 
 
+_CORRUPT_SCHEMA = "topic string, partition int, file string, batch_position long, error string"
+
+
 def _write_tables(spark: Any, src: str, out: str, dump: bool,
-                  fold_rows: Dict[str, List[Dict[str, Any]]]) -> None:
+                  fold_rows: Dict[str, List[Dict[str, Any]]], folded_corrupt: bool = False) -> None:
     """The Parquet tables: the folded ones from the driver's small lists; ``records``
-    (every decoded record) straight from the fused source, ``flagged`` read back from
-    it plus the corrupt batches."""
+    (every decoded record) straight from the fused source in one pass, ``flagged`` read
+    back from it plus the corrupt batches (the fold's when it read the segments itself,
+    ``folded_corrupt``: no second scan of the log)."""
     from pyspark.sql import functions as F
     from ._source import read_log
     from .functions import from_consumer_offsets
@@ -379,7 +383,13 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
     recs.write.mode("overwrite").parquet(rpath)
     written = spark.read.parquet(rpath)
     flagged = written.where(F.col("_error").isNotNull() | F.col("unknown") | F.col("newer_than_known"))
-    corrupt = raw.where(F.col("error").isNotNull()) if not dump else None
+    if dump:
+        corrupt = None
+    elif folded_corrupt:
+        corrupt = spark.createDataFrame(fold_rows["corrupt"], _CORRUPT_SCHEMA).withColumn(
+            "offset", F.lit(None).cast("long")).withColumn("timestamp", F.lit(None).cast("timestamp"))
+    else:
+        corrupt = raw.where(F.col("error").isNotNull())
     fl = flagged.select("log_topic", "log_partition", "log_offset", "timestamp", "record_type", "type_name",
                         "group", "unknown", "newer_than_known", F.col("_error").alias("error"),
                         F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("position"))
