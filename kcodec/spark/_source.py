@@ -90,6 +90,10 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
     way to read a few fields of a big history.  ``split_bytes``: bytes per task (default: the
     input spread over twice the cores Spark has, 16-128 MiB); files are cut at batch
     boundaries, so a 1 GiB segment is read by several tasks.
+
+    The tasks send Spark each row without ``topic``, ``partition`` and ``file`` (the same
+    on every row of a file) but with the file's number, from which Spark fills them in:
+    the columns are what they always were, at ~90 fewer bytes of Arrow per row.
     """
     from ._types import spark_type
     paths = [path] if isinstance(path, str) else list(path)
