@@ -674,6 +674,32 @@ def test_read_log_rows_equal_the_log_readers_records_and_byte_ranges_change_noth
 
 
 @needs_fixtures
+def test_read_log_file_columns_agree_for_a_local_path_a_file_uri_and_the_hadoop_path(spark, tmp_path,
+                                                                                    monkeypatch):
+    """``topic``/``partition``/``file`` are looked up on the JVM from each row's file number:
+    the same rows for a local path, a ``file://`` URI and Spark's ``binaryFile`` path (taken
+    for filesystems only Hadoop reads), over several topics and a directory naming none."""
+    from kcodec.spark import _source, read_log
+    tree = tmp_path / "t"
+    shutil.copytree(FIX / "other_internal" / "segments", tree)
+    (tree / "plain").mkdir()
+    shutil.copy(OFFSETS / "segments" / "__consumer_offsets-0" / "00000000000000000000.log", tree / "plain")
+
+    def rows(path):
+        df = read_log(spark, path, decode="offsets")
+        assert [f.name for f in df.schema][:3] == ["topic", "partition", "offset"]
+        return {(r.file, r.batch_position, r.offset): _norm(r.asDict(recursive=True)) for r in df.collect()}
+    local = rows(str(tree))
+    assert rows(tree.as_uri()) == local
+    monkeypatch.setattr(_source, "readable_by_arrow", lambda p: False)
+    assert rows(str(tree)) == local
+    seen = {(v["topic"], v["partition"], os.path.basename(os.path.dirname(k[0]))) for k, v in local.items()}
+    assert (None, None, "plain") in seen
+    assert len({t for t, _, _ in seen}) >= 3
+    assert all(d == f"{t}-{q}" for t, q, d in seen if d != "plain")
+
+
+@needs_fixtures
 def test_read_log_fused_offsets_equals_read_log_and_from_consumer_offsets(spark):
     from kcodec.spark import from_consumer_offsets, read_log
     for opts in (None, {"record_types": "all"}, {"fields": ["group", "OffsetCommitValue.offset"]}):

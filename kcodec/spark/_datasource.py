@@ -2,7 +2,9 @@
 
 Its partitions are lists of file byte ranges (planned on the driver by ``read_log``);
 each task opens its ranges through ``pyarrow.fs`` and yields ``pyarrow.RecordBatch``es
-built from kcodec's C scanner, optionally decoded in the same pass.
+built from kcodec's C scanner, optionally decoded in the same pass.  The batches are of
+:data:`~kcodec.spark._scan.WIRE_SCHEMA`: a file's number (``_file``) stands for its
+``topic``, ``partition`` and ``file``, which ``read_log`` puts back on the JVM side.
 """
 from __future__ import annotations
 
@@ -25,14 +27,16 @@ class _Reader(DataSourceReader):
         self.parts = json.loads(options["partitions"])
         self.decode = options.get("decode") or None
         self.opts = json.loads(options.get("options") or "{}")
+        self.chunk = int(options.get("chunk_size") or 0) or None
 
     def partitions(self) -> List[InputPartition]:
         return [_Ranges(p) for p in self.parts]
 
     def read(self, partition: Any) -> Iterator[Any]:
         from ._scan import Split, decode_batch, split_batches
-        for s in partition.splits:
-            for b in split_batches(Split(*s)):
+        kw = {"chunk_size": self.chunk} if self.chunk else {}
+        for path, start, end, file_id in partition.splits:
+            for b in split_batches(Split(path, start, end), file_id=file_id, **kw):
                 yield decode_batch(b, self.decode, self.opts)
 
 

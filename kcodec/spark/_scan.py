@@ -19,8 +19,8 @@ import pyarrow as pa
 import kcodec
 from kcodec import log as _log
 
-__all__ = ["LOG_SCHEMA", "Split", "open_input", "plan_splits", "split_batches", "chunk_batches",
-           "topic_partition", "DECODERS", "register_decoder"]
+__all__ = ["LOG_SCHEMA", "WIRE_SCHEMA", "FILE_COLUMNS", "Split", "open_input", "plan_splits",
+           "split_batches", "chunk_batches", "topic_partition", "DECODERS", "register_decoder"]
 
 _HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
 LOG_SCHEMA = pa.schema([
@@ -33,6 +33,16 @@ LOG_SCHEMA = pa.schema([
     ("file", pa.string()), ("batch_position", pa.int64()), ("error", pa.string()),
 ])
 _DIR = re.compile(r"^(.+)-(\d+)$")
+
+# What the data source sends the JVM: the columns that are the same on every row of a
+# file (``topic``, ``partition``, ``file``) are left out and ``_file``, the file's number
+# in the query's file list, stands for them; ``read_log`` puts them back as JVM
+# expressions over that number.  A ~90-byte string and an int per row then cross no
+# Arrow IPC and are written into each Spark row once instead of twice (Spark copies a
+# Python data source's rows into ``UnsafeRow``s twice: after the Arrow batch and in the
+# scan's projection).
+FILE_COLUMNS = ("topic", "partition", "file")
+WIRE_SCHEMA = pa.schema([f for f in LOG_SCHEMA if f.name not in FILE_COLUMNS] + [pa.field("_file", pa.int32())])
 
 
 def topic_partition(path: str) -> "Tuple[Optional[str], Optional[int]]":
@@ -276,7 +286,7 @@ def _const(v: Any, n: int, typ: pa.DataType) -> pa.Array:
 
 
 def _part_batch(ch: Any, buf: Any, recs: np.ndarray, topic: Optional[str], partition: Optional[int],
-                path: str, shift: int) -> pa.RecordBatch:
+                path: str, shift: int, file_id: Optional[int] = None) -> pa.RecordBatch:
     n = len(recs)
     b = ch.batches
     bi = recs["batch_index"]
@@ -285,7 +295,6 @@ def _part_batch(ch: Any, buf: Any, recs: np.ndarray, topic: Optional[str], parti
     from kcodec.arrow import from_numpy
     ts = from_numpy(np.ascontiguousarray(recs["timestamp"], np.int64) * 1000)
     cols = [
-        _const(topic, n, pa.string()), _const(partition, n, pa.int32()),
         from_numpy(np.ascontiguousarray(recs["offset"], np.int64)),
         ts.view(pa.timestamp("us", tz="UTC")),
         from_numpy(((battr & 0x08) != 0).astype(np.int32)),
@@ -295,32 +304,44 @@ def _part_batch(ch: Any, buf: Any, recs: np.ndarray, topic: Optional[str], parti
         from_numpy(b["producer_epoch"][bi].astype(np.int16)),
         from_numpy(b["partition_leader_epoch"][bi].astype(np.int32)),
         from_numpy((battr & 0x10) != 0), from_numpy(ctl), _control_types(buf, recs, ctl),
-        _const(path, n, pa.string()),
         from_numpy(b["position"][bi].astype(np.int64) + (ch.base + shift)),
         pa.nulls(n, pa.string()),
     ]
-    cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(cols, LOG_SCHEMA)]
-    return pa.RecordBatch.from_arrays(cols, schema=LOG_SCHEMA)
+    return _with_file(cols, n, topic, partition, path, file_id)
+
+
+_WIRE_TYPES = [f.type for f in WIRE_SCHEMA][:-1]
+
+
+def _with_file(cols: List[pa.Array], n: int, topic: Optional[str], partition: Optional[int], path: str,
+               file_id: Optional[int]) -> pa.RecordBatch:
+    """The batch of :data:`WIRE_SCHEMA` columns ``cols`` (without ``_file``): with ``_file``
+    (``file_id`` given) or as :data:`LOG_SCHEMA` (the file's constant columns filled in)."""
+    cols = [c if c.type == t else c.cast(t) for c, t in zip(cols, _WIRE_TYPES)]
+    if file_id is not None:
+        return pa.RecordBatch.from_arrays(cols + [_const(file_id, n, pa.int32())], schema=WIRE_SCHEMA)
+    const = {"topic": _const(topic, n, pa.string()), "partition": _const(partition, n, pa.int32()),
+             "file": _const(path, n, pa.string())}
+    it = iter(cols)
+    return pa.RecordBatch.from_arrays([const[f.name] if f.name in const else next(it) for f in LOG_SCHEMA],
+                                      schema=LOG_SCHEMA)
 
 
 def _error_batch(errs: List[Any], topic: Optional[str], partition: Optional[int], path: str,
-                 shift: int) -> pa.RecordBatch:
+                 shift: int, file_id: Optional[int] = None) -> pa.RecordBatch:
     m = len(errs)
-    e: Dict[str, Any] = {f.name: pa.nulls(m, f.type) for f in LOG_SCHEMA}
-    e["topic"] = _const(topic, m, pa.string())
-    e["partition"] = _const(partition, m, pa.int32())
-    e["file"] = _const(path, m, pa.string())
+    e: Dict[str, Any] = {f.name: pa.nulls(m, f.type) for f in WIRE_SCHEMA}
     e["batch_position"] = pa.array([x.position + shift for x in errs], pa.int64())
     e["error"] = pa.array([f"{x.reason}: {x.message} (skipped to {x.skipped_to + shift})" for x in errs],
                           pa.string())
-    return pa.RecordBatch.from_arrays([e[f.name] for f in LOG_SCHEMA], schema=LOG_SCHEMA)
+    return _with_file([e[f.name] for f in WIRE_SCHEMA][:-1], m, topic, partition, path, file_id)
 
 
 def chunk_batches(ch: Any, topic: Optional[str], partition: Optional[int], path: str,
-                  shift: int = 0) -> Iterator[pa.RecordBatch]:
-    """One :class:`kcodec.log.Chunk` as record batches of :data:`LOG_SCHEMA` in log order;
-    the records of a corrupt batch are never rows: the batch is one row with ``error``
-    set (file and position)."""
+                  shift: int = 0, file_id: Optional[int] = None) -> Iterator[pa.RecordBatch]:
+    """One :class:`kcodec.log.Chunk` as record batches of :data:`LOG_SCHEMA` (with
+    ``file_id``: of :data:`WIRE_SCHEMA`) in log order; the records of a corrupt batch are
+    never rows: the batch is one row with ``error`` set (file and position)."""
     corrupt = None
     if ch.errors:
         corrupt = np.zeros(len(ch.batches), bool)
@@ -331,7 +352,7 @@ def chunk_batches(ch: Any, topic: Optional[str], partition: Optional[int], path:
         if corrupt is not None and len(recs):
             recs = recs[~corrupt[recs["batch_index"]]]
         if len(recs):
-            out.append((recs["batch_index"], _part_batch(ch, buf, recs, topic, partition, path, shift)))
+            out.append((recs["batch_index"], _part_batch(ch, buf, recs, topic, partition, path, shift, file_id)))
     if len(out) == 1:
         yield out[0][1]
     elif out:
@@ -340,16 +361,18 @@ def chunk_batches(ch: Any, topic: Optional[str], partition: Optional[int], path:
         t = pa.Table.from_batches([b for _, b in out]).take(pa.array(order))
         yield from t.combine_chunks().to_batches()
     if ch.errors:
-        yield _error_batch([ch.errors[i] for i in sorted(ch.errors)], topic, partition, path, shift)
+        yield _error_batch([ch.errors[i] for i in sorted(ch.errors)], topic, partition, path, shift, file_id)
 
 
-def split_batches(split: Split, *, chunk_size: int = _log.DEFAULT_CHUNK) -> Iterator[pa.RecordBatch]:
-    """The rows of one :class:`Split` as Arrow batches of :data:`LOG_SCHEMA`."""
+def split_batches(split: Split, *, chunk_size: int = _log.DEFAULT_CHUNK,
+                  file_id: Optional[int] = None) -> Iterator[pa.RecordBatch]:
+    """The rows of one :class:`Split` as Arrow batches of :data:`LOG_SCHEMA` (with
+    ``file_id``: of :data:`WIRE_SCHEMA`, what the data source sends)."""
     topic, partition = topic_partition(split.path)
     src = open_input(split.path, split.start, split.end)
     try:
         for ch in _log.iter_chunks(src, chunk_size=chunk_size):
-            yield from chunk_batches(ch, topic, partition, split.path, split.start)
+            yield from chunk_batches(ch, topic, partition, split.path, split.start, file_id)
     finally:
         src.close()
 
@@ -404,11 +427,12 @@ def register_decoder(name: str, decoder: Decoder) -> None:
     DECODERS[name] = decoder
 
 
-def decoded_schema(decode: Optional[str], opts: Dict[str, Any]) -> pa.Schema:
+def decoded_schema(decode: Optional[str], opts: Dict[str, Any], base: pa.Schema = LOG_SCHEMA) -> pa.Schema:
+    """``base`` (:data:`LOG_SCHEMA` or :data:`WIRE_SCHEMA`) with the decoder's column."""
     if decode is None:
-        return LOG_SCHEMA
+        return base
     d = DECODERS[decode]
-    return LOG_SCHEMA.append(pa.field(d.column, d.arrow_type(opts)))
+    return base.append(pa.field(d.column, d.arrow_type(opts)))
 
 
 def _null_rows(arr: pa.Array, keep: np.ndarray) -> pa.Array:

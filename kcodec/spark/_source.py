@@ -21,8 +21,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
-from ._scan import (DECODERS, LOG_SCHEMA, bytes_batches, decode_batch, decoded_schema, plan_splits,
-                    readable_by_arrow)
+from ._scan import (DECODERS, FILE_COLUMNS, LOG_SCHEMA, WIRE_SCHEMA, bytes_batches, decode_batch,
+                    decoded_schema, plan_splits, readable_by_arrow, topic_partition)
 
 # The log reader, imported in this one place.
 from kcodec import log as _log
@@ -31,6 +31,7 @@ __all__ = ["read_log", "LOG_SCHEMA", "records_of_file", "segment_files", "segmen
 
 _MIN_SPLIT = 16 << 20
 _MAX_SPLIT = 128 << 20
+_CHUNK: Optional[int] = None        # bytes the tasks read per step (None: kcodec.log's default)
 
 
 def records_of_file(data: Any, path: str) -> Iterator[pa.RecordBatch]:
@@ -50,8 +51,9 @@ def _map_files(decode: Optional[str], opts: Dict[str, Any]) -> Any:
     return run
 
 
-def _groups(splits: List[Any], target: int) -> List[List[Any]]:
-    """Splits packed into Spark partitions of about ``target`` bytes (small files share one)."""
+def _groups(splits: List[Any], target: int, file_ids: Dict[str, int]) -> List[List[Any]]:
+    """Splits packed into Spark partitions of about ``target`` bytes (small files share one),
+    each as ``[path, start, end, file_id]``."""
     out: List[List[Any]] = []
     cur: List[Any] = []
     size = 0
@@ -59,7 +61,7 @@ def _groups(splits: List[Any], target: int) -> List[List[Any]]:
         if cur and size + n > target:
             out.append(cur)
             cur, size = [], 0
-        cur.append(list(s))
+        cur.append(list(s) + [file_ids[s.path]])
         size += n
     if cur:
         out.append(cur)
@@ -88,6 +90,10 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
     way to read a few fields of a big history.  ``split_bytes``: bytes per task (default: the
     input spread over twice the cores Spark has, 16-128 MiB); files are cut at batch
     boundaries, so a 1 GiB segment is read by several tasks.
+
+    The tasks send Spark each row without ``topic``, ``partition`` and ``file`` (the same
+    on every row of a file) but with the file's number, from which Spark fills them in:
+    the columns are what they always were, at ~90 fewer bytes of Arrow per row.
     """
     from ._types import spark_type
     paths = [path] if isinstance(path, str) else list(path)
@@ -108,15 +114,38 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
         sizes = dict(listed)
         splits = plan_splits(listed, split_bytes)
         sized = [(s, ((s.end if s.end is not None else sizes[s.path]) - s.start)) for s in splits]
+        names = [p for p, _ in listed]
         register(spark)
-        return (spark.read.format("kcodec_log").schema(schema)
-                .option("partitions", json.dumps(_groups(sized, split_bytes)))
-                .option("decode", decode or "").option("options", json.dumps(opts)).load())
+        wire = spark_type(pa.struct(list(decoded_schema(decode, opts, WIRE_SCHEMA))))
+        df = (spark.read.format("kcodec_log").schema(wire)
+              .option("partitions", json.dumps(_groups(sized, split_bytes, {p: i for i, p in enumerate(names)})))
+              .option("decode", decode or "").option("options", json.dumps(opts))
+              .option("chunk_size", str(_CHUNK or "")).load())
+        return df.select(*[_file_column(names, f.name) if f.name in FILE_COLUMNS else f.name
+                           for f in arrow_schema])
     # a filesystem only Hadoop reads: Spark reads each file whole
     names = [p for p, _ in listed]
     files = spark.read.format("binaryFile").load(names).select("path", "content")
     files = files.repartition(max(1, min(len(names), 4 * par)))
     return files.mapInArrow(_map_files(decode, opts), schema)
+
+
+def _file_column(names: List[str], column: str) -> Any:
+    """``topic``, ``partition`` or ``file`` of each row, looked up by its ``_file`` number
+    in a literal array of the files' values (made in one call, however many files)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+    if column == "file":
+        return F.get(F.lit(np.array(names, np.str_)), F.col("_file")).alias(column)
+    tps = [topic_partition(p) for p in names]
+    if column == "topic":       # no Kafka topic is named "": it stands for None
+        vals, none = np.array([t or "" for t, _ in tps], np.str_), F.lit("")
+    else:
+        vals, none = np.array([-1 if q is None else q for _, q in tps], np.int32), F.lit(-1)
+    col = F.get(F.lit(vals), F.col("_file"))
+    if any(v is None for v in (t if column == "topic" else q for t, q in tps)):
+        col = F.nullif(col, none)
+    return col.alias(column)
 
 
 def _natural(s: str) -> List[Any]:
