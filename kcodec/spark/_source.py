@@ -27,7 +27,7 @@ from ._scan import (DECODERS, FILE_COLUMNS, LOG_SCHEMA, WIRE_SCHEMA, bytes_batch
 # The log reader, imported in this one place.
 from kcodec import log as _log
 
-__all__ = ["read_log", "LOG_SCHEMA", "records_of_file", "segment_files", "segment_files_sized"]
+__all__ = ["read_log", "plan_partitions", "LOG_SCHEMA", "records_of_file", "segment_files", "segment_files_sized"]
 
 _MIN_SPLIT = 16 << 20
 _MAX_SPLIT = 128 << 20
@@ -68,6 +68,25 @@ def _groups(splits: List[Any], target: int, file_ids: Dict[str, int]) -> List[Li
     return out
 
 
+def _parallelism(spark: Any) -> int:
+    return max(1, spark.sparkContext.defaultParallelism) if hasattr(spark, "sparkContext") else 2
+
+
+def plan_partitions(listed: List[Tuple[str, int]], parallelism: int,
+                    split_bytes: Optional[int] = None) -> List[List[Any]]:
+    """The tasks' work for ``(file, size)`` in log order: files cut into byte ranges at
+    batch boundaries and packed into Spark partitions of about ``split_bytes`` (default:
+    the input spread over twice ``parallelism``, 16-128 MiB), each a list of
+    ``[path, start, end, file's number in listed]``."""
+    total = sum(n for _, n in listed)
+    if split_bytes is None:
+        split_bytes = min(_MAX_SPLIT, max(_MIN_SPLIT, -(-total // (2 * parallelism))))
+    sizes = dict(listed)
+    splits = plan_splits(listed, split_bytes)
+    sized = [(s, ((s.end if s.end is not None else sizes[s.path]) - s.start)) for s in splits]
+    return _groups(sized, split_bytes, {p: i for i, (p, _) in enumerate(listed)})
+
+
 def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = None,
              options: Optional[Dict[str, Any]] = None, split_bytes: Optional[int] = None) -> Any:
     """Read Kafka log segments (``*.log``) and snapshots (``*.checkpoint``) under ``path``
@@ -105,20 +124,14 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
     listed = segment_files_sized(spark, paths)
     if not listed:
         return spark.createDataFrame([], schema)
-    total = sum(n for _, n in listed)
-    par = max(1, spark.sparkContext.defaultParallelism) if hasattr(spark, "sparkContext") else 2
-    if split_bytes is None:
-        split_bytes = min(_MAX_SPLIT, max(_MIN_SPLIT, -(-total // (2 * par))))
+    par = _parallelism(spark)
     if all(readable_by_arrow(p) for p, _ in listed) and hasattr(spark, "dataSource"):
         from ._datasource import register
-        sizes = dict(listed)
-        splits = plan_splits(listed, split_bytes)
-        sized = [(s, ((s.end if s.end is not None else sizes[s.path]) - s.start)) for s in splits]
         names = [p for p, _ in listed]
         register(spark)
         wire = spark_type(pa.struct(list(decoded_schema(decode, opts, WIRE_SCHEMA))))
         df = (spark.read.format("kcodec_log").schema(wire)
-              .option("partitions", json.dumps(_groups(sized, split_bytes, {p: i for i, p in enumerate(names)})))
+              .option("partitions", json.dumps(plan_partitions(listed, par, split_bytes)))
               .option("decode", decode or "").option("options", json.dumps(opts))
               .option("chunk_size", str(_CHUNK or "")).load())
         return df.select(*[_file_column(names, f.name) if f.name in FILE_COLUMNS else f.name

@@ -13,7 +13,7 @@ import json
 import os
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._fold import _jsonable
 
@@ -292,7 +292,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
 
         if out:
             prog.set("writing Parquet")
-            _write_tables(spark, src, out, dump, fold_rows_, direct)
+            _write_tables(spark, src, out, dump, fold_rows_, direct, listed)
 
         prog.set("summarising")
         counts: Dict[tuple, int] = {}
@@ -358,29 +358,57 @@ def _natural_key(s: Any) -> List[Any]:
 _CORRUPT_SCHEMA = "topic string, partition int, file string, batch_position long, error string"
 
 
+def _write_records_in_tasks(spark: Any, listed: List[Tuple[str, int]], rpath: str) -> bool:
+    """Write the ``records`` table from the tasks that scan and decode it
+    (:mod:`kcodec.spark._records_table`), never through the JVM's rows; False where that
+    cannot be done (no SparkContext, or no ``pyarrow.fs`` for the output's scheme)."""
+    from ._records_table import output_fs, write_records_task
+    from ._source import _parallelism, plan_partitions
+    if not hasattr(spark, "sparkContext"):
+        return False
+    try:
+        fs, base = output_fs(rpath)
+    except Exception:
+        return False
+    from pyarrow import fs as pafs
+    if fs.get_file_info(base).type != pafs.FileType.NotFound:      # mode "overwrite"
+        fs.delete_dir(base)
+    fs.create_dir(base, recursive=True)
+    parts = plan_partitions(listed, _parallelism(spark))
+    (spark.sparkContext.parallelize(parts, len(parts))
+     .mapPartitionsWithIndex(write_records_task(rpath)).collect())
+    with fs.open_output_stream(base.rstrip("/") + "/_SUCCESS"):
+        pass
+    return True
+
+
 def _write_tables(spark: Any, src: str, out: str, dump: bool,
-                  fold_rows: Dict[str, List[Dict[str, Any]]], folded_corrupt: bool = False) -> None:
+                  fold_rows: Dict[str, List[Dict[str, Any]]], folded_corrupt: bool = False,
+                  listed: Optional[List[Tuple[str, int]]] = None) -> None:
     """The Parquet tables: the folded ones from the driver's small lists; ``records``
-    (every decoded record) straight from the fused source in one pass, ``flagged`` read
-    back from it plus the corrupt batches (the fold's when it read the segments itself,
-    ``folded_corrupt``: no second scan of the log)."""
+    (every decoded record; written by the tasks that scan and decode it when the fold
+    read the segments itself, ``folded_corrupt``, from ``listed``; else from the fused
+    source or the dump through Spark), ``flagged`` read back from it plus the corrupt
+    batches (the fold's when ``folded_corrupt``: no second scan of the log)."""
     from pyspark.sql import functions as F
     from ._source import read_log
     from .functions import from_consumer_offsets
     if "://" not in out:
         os.makedirs(out, exist_ok=True)
-    if dump:
-        raw = _dump_input(spark, src).withColumn(
-            "decoded", from_consumer_offsets("key", "value", {"record_types": "all"}))
-    else:
-        raw = read_log(spark, src, decode="offsets", options={"record_types": "all"})
-    recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
-            .select(F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
-                    F.col("offset").alias("log_offset"), "timestamp", "producer_id", "is_transactional",
-                    "decoded.*")
-            .withColumn("type_name", _type_names()[F.col("record_type")]))
     rpath = os.path.join(out, "records")
-    recs.write.mode("overwrite").parquet(rpath)
+    raw = None
+    if not (folded_corrupt and listed and _write_records_in_tasks(spark, listed, rpath)):
+        if dump:
+            raw = _dump_input(spark, src).withColumn(
+                "decoded", from_consumer_offsets("key", "value", {"record_types": "all"}))
+        else:
+            raw = read_log(spark, src, decode="offsets", options={"record_types": "all"})
+        recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
+                .select(F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
+                        F.col("offset").alias("log_offset"), "timestamp", "producer_id", "is_transactional",
+                        "decoded.*")
+                .withColumn("type_name", _type_names()[F.col("record_type")]))
+        recs.write.mode("overwrite").parquet(rpath)
     written = spark.read.parquet(rpath)
     flagged = written.where(F.col("_error").isNotNull() | F.col("unknown") | F.col("newer_than_known"))
     if dump:
@@ -389,6 +417,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
         corrupt = spark.createDataFrame(fold_rows["corrupt"], _CORRUPT_SCHEMA).withColumn(
             "offset", F.lit(None).cast("long")).withColumn("timestamp", F.lit(None).cast("timestamp"))
     else:
+        assert raw is not None
         corrupt = raw.where(F.col("error").isNotNull())
     fl = flagged.select("log_topic", "log_partition", "log_offset", "timestamp", "record_type", "type_name",
                         "group", "unknown", "newer_than_known", F.col("_error").alias("error"),
