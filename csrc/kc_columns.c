@@ -1203,7 +1203,7 @@ static int map_struct(const kc_columns *t, int32_t node, const int32_t *code, in
     b = map + at;
     nm = b[0];
     if (nm < 0 || nm > nk || (size_t)at + 1 + (size_t)nm + (size_t)(nf + nt + flex) > map_len
-        || nm + nf + nt + flex != nk)
+        || nm + nf + nt + flex > nk)
         return 0;
     fm = b + 1 + nm;
     if (!(seen = (uint8_t *)calloc((size_t)nk + 1, 1)))
@@ -1235,6 +1235,9 @@ static int map_struct(const kc_columns *t, int32_t node, const int32_t *code, in
                  && t->nodes[t->kids[e->first_kid + 1]].kind == KC_N_VAR;
         }
     }
+    /* a kid neither filled nor listed must be one that keeps nothing */
+    for (int32_t q = 0; q < nk && ok; q++)
+        ok = seen[q] || t->nodes[t->kids[c->first_kid + q]].skip;
     free(seen);
     return ok;
 }

@@ -177,12 +177,14 @@ int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n,
  * struct lacks (slot s >= 0: a null there; -1 - s: an empty list, the unknown tagged
  * fields of a version without a tag section), then, for each field of the program's
  * struct (regular, tagged, then its unknown tagged fields when flexible), the kid slot
- * of u it goes to.  The caller checks that each field's column has the field's type.
+ * of u it goes to.  Kids that keep nothing (kc_columns_skip) may be left out of the
+ * missing list: nothing is appended to them either way.
  */
 
 /* Whether the checked program `code` decodes into the tree t through `map` (map_len
  * words): each struct of the program maps onto a struct node, each field onto a kid
- * of the field's type, every kid filled exactly once per struct value.  1 yes, 0 no.
+ * of the field's type, every kid that keeps values filled exactly once per struct
+ * value.  1 yes, 0 no.
  * kc_columns_decode_one trusts a map that passed. */
 int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t *map, size_t map_len);
 

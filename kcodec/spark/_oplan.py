@@ -83,8 +83,10 @@ class _Tree:
             out += [n.kind, n.type, 0, len(n.kids), *n.kids]
         return out
 
-    def field_map(self, lay: List[Node], rename: Optional[Callable[[str], str]] = None) -> List[int]:
-        """The program's field map (csrc/kc_columns.h) into this tree."""
+    def field_map(self, lay: List[Node], rename: Optional[Callable[[str], str]] = None,
+                  skip: frozenset = frozenset()) -> List[int]:
+        """The program's field map (csrc/kc_columns.h) into this tree; kids in ``skip``
+        (nodes that keep nothing) are left out of the missing lists."""
         words = [-1] * len(self.nodes)
 
         def walk(u: int, i: int, top: bool) -> None:
@@ -94,7 +96,7 @@ class _Tree:
                 slots = [slot[rename(lay[k].name) if top and rename else lay[k].name] for k in P.kids]
                 used = set(slots)
                 missing = [-1 - s if self.nodes[k].name == UNKNOWN_TAGS_KEY and self.nodes[k].kind == N_LIST else s
-                           for s, k in enumerate(U.kids) if s not in used]
+                               for s, k in enumerate(U.kids) if s not in used and k not in skip]
                 words[u] = len(words)
                 words.extend([len(missing)] + missing + slots)
                 for k, s in zip(P.kids, slots):
@@ -143,7 +145,7 @@ class Plan:
         self.trees.append(kt)
         self.keys: List[Any] = [None] * n_types
         for (rt, info), (lay, _) in zip(keyed, klays):
-            self.keys[rt] = (kcodec.program(info.key, 0).code, kt.field_map(lay, result_name), 0)
+            self.keys[rt] = (kcodec.program(info.key, 0).code, lay, result_name, 0)
         # a tree per value schema, of all its versions
         self.n_versions = max(info.value_max for _, info in keyed) + 1
         self.values: List[Any] = [None] * (n_types * self.n_versions)
@@ -167,7 +169,7 @@ class Plan:
             for v in range(info.value_max + 1):
                 p = _program(info.value, v)
                 if p is not None:
-                    self.values[rt * self.n_versions + v] = (p.code, vt.field_map(layout(p)), t)
+                    self.values[rt * self.n_versions + v] = (p.code, layout(p), None, t)
         self.by_schema = by_schema
         # the members' embedded consumer protocol: a body tree each for subscriptions, assignments
         self.members: Optional[Tuple[int, ...]] = None
@@ -191,7 +193,7 @@ class Plan:
                 self.trees.append(bt)
                 self.need.append(set())
             for v in range(PROTOCOL_VERSIONS):
-                self.protocol.append(tuple((progs[v].code, bt.field_map(layout(progs[v])), t)
+                self.protocol.append(tuple((progs[v].code, layout(progs[v]), None, t)
                                            for t, bt, progs in bodies))
             self.sub_tree, self.asg_tree = bodies[0][0], bodies[1][0]
         self._export_result(typ)
@@ -262,7 +264,7 @@ class Plan:
             else:
                 raise Unfit(f"result field {f.name!r}")
 
-    def tree_args(self) -> List[Tuple[List[int], List[Any], set]]:
+    def tree_args(self) -> List[Tuple[List[int], List[Any], frozenset]]:
         """Per tree: its node words, defaults and the nodes not kept (no result field under them)."""
         out = []
         for t, tree in enumerate(self.trees):
@@ -272,11 +274,20 @@ class Plan:
                 while u in parent and parent[u] not in need:
                     u = parent[u]
                     need.add(u)
-            skip = {u for u in range(len(tree.nodes)) if u not in need}
+            skip = frozenset(u for u in range(len(tree.nodes)) if u not in need)
             out.append((tree.spec(), [n.default for n in tree.nodes], skip))
         return out
 
     def kernel(self, typ: pa.StructType) -> Any:
         from ._ocols import OffsetsKernel
-        return OffsetsKernel(self.tree_args(), self.keys, self.values, self.n_versions, self.value_tree,
-                             self.raw, self.members, self.protocol, PROTOCOL_VERSIONS, self.export, typ)
+        trees = self.tree_args()
+
+        def mapped(e: Any) -> Any:
+            if e is None:
+                return None
+            code, lay, rename, t = e
+            return code, self.trees[t].field_map(lay, rename, trees[t][2]), t
+        return OffsetsKernel(trees, [mapped(e) for e in self.keys], [mapped(e) for e in self.values],
+                             self.n_versions, self.value_tree, self.raw, self.members,
+                             [None if e is None else tuple(mapped(x) for x in e) for e in self.protocol],
+                             PROTOCOL_VERSIONS, self.export, typ)
