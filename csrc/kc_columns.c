@@ -925,9 +925,10 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
     return KC_OK;
 }
 
-/* Decode one row's message, p[skip .. n), with `code` into the tree. */
-static int decode_row(kc_columns *t, const int32_t *code, const uint8_t *p, size_t n, size_t skip,
-                      int64_t *err_off, uint32_t *tagged)
+/* Decode one row's message, p[skip .. n), with `code` (and its field map, or NULL) into
+ * the tree. */
+static int decode_row(kc_columns *t, const int32_t *code, const int32_t *map, const uint8_t *p, size_t n,
+                      size_t skip, int64_t *err_off, uint32_t *tagged)
 {
     kc_cdec d;
     int rc;
@@ -944,7 +945,7 @@ static int decode_row(kc_columns *t, const int32_t *code, const uint8_t *p, size
     d.end = n - skip;
     d.err_at = 0;
     d.tagged = 0;
-    d.map = NULL;
+    d.map = map;
     rc = cd_struct(&d, &t->nodes[0], 0, 0);
     if (rc == KC_OK && d.pos != d.end)
         rc = cfail(&d, KC_E_TRAILING, d.pos);
@@ -1029,7 +1030,7 @@ int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n, const k
             nulls = 0;
         }
         at = root->len;
-        rc = p ? decode_row(t, code, p, len, rows->skip, &eo, &tagged) : KC_E_TOO_BIG;
+        rc = p ? decode_row(t, code, NULL, p, len, rows->skip, &eo, &tagged) : KC_E_TOO_BIG;
         out->status[r] = rc;
         if (KC_LIKELY(rc == KC_OK)) {
             if (out->tagged)
@@ -1152,29 +1153,11 @@ void kc_columns_truncate(kc_columns *t, size_t n)
 int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map,
                           const uint8_t *p, size_t n, size_t skip, int64_t *err_off)
 {
-    kc_cdec d;
     size_t at = t->nodes[0].len;
-    int rc;
-    *err_off = 0;
-    if (n > 0xfffffffeu)
-        return KC_E_TOO_BIG;
-    if (n < skip)
-        return KC_E_SHORT;
-    d.t = t;
-    d.code = code;
-    d.buf = p + skip;
-    d.pos = 0;
-    d.end = n - skip;
-    d.err_at = 0;
-    d.tagged = 0;
-    d.map = map;
-    rc = cd_struct(&d, &t->nodes[0], 0, 0);
-    if (rc == KC_OK && d.pos != d.end)
-        rc = cfail(&d, KC_E_TRAILING, d.pos);
-    if (rc != KC_OK) {
-        *err_off = (int64_t)d.err_at;
+    uint32_t tagged;
+    int rc = decode_row(t, code, map, p, n, skip, err_off, &tagged);
+    if (rc != KC_OK)
         col_truncate(t, &t->nodes[0], at);
-    }
     return rc;
 }
 

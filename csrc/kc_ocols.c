@@ -87,29 +87,6 @@ static inline int bit(const uint8_t *bits, size_t i)
     return !bits || ((bits[i >> 3] >> (i & 7)) & 1);
 }
 
-/* Row r of a binary column: its bytes, NULL for a null row (*n = 0) or a row outside
- * the data (*n = 1). */
-static inline const uint8_t *in_row(const kc_oc_input *in, size_t r, size_t *n)
-{
-    size_t i = in->offset + r, a, b;
-    *n = 0;
-    if (in->valid && !bit(in->valid, i))
-        return NULL;
-    if (in->offsets_64) {
-        a = (size_t)((const int64_t *)in->offsets)[i];
-        b = (size_t)((const int64_t *)in->offsets)[i + 1];
-    } else {
-        a = (size_t)(uint32_t)((const int32_t *)in->offsets)[i];
-        b = (size_t)(uint32_t)((const int32_t *)in->offsets)[i + 1];
-    }
-    if (b < a || b > in->data_len) {
-        *n = 1;
-        return NULL;
-    }
-    *n = b - a;
-    return in->data ? in->data + a : (const uint8_t *)ZERO;
-}
-
 /* tree t holds rows 0 .. r - 1 */
 static inline int fill_to(kc_columns *t, size_t r)
 {
@@ -335,6 +312,28 @@ static void *extra(kc_oc_holder *h, size_t n)
     return b;
 }
 
+/* An unsigned column (uint16, uint32) as Spark's next wider signed type. */
+static void *widen(kc_oc_holder *h, const kc_col *c)
+{
+    size_t w = (size_t)c->width;
+    uint8_t *o = (uint8_t *)extra(h, c->len * 2 * w);
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < c->len; i++) {
+        uint32_t x = 0;
+        uint64_t y;
+        memcpy(&x, c->values + w * i, w);           /* little-endian hosts, as Arrow's */
+        y = x;
+        if (w == 2) {
+            uint32_t z = x;
+            memcpy(o + 4 * i, &z, 4);
+        } else {
+            memcpy(o + 8 * i, &y, 8);
+        }
+    }
+    return o;
+}
+
 /* Export entry *at (and its subtree) into h->arrays; *kids_used: pointers handed out. */
 static int export_entry(const kc_oc_plan *p, kc_oc_holder *h, int32_t *at, int32_t *kids_used)
 {
@@ -373,26 +372,9 @@ static int export_entry(const kc_oc_plan *p, kc_oc_holder *h, int32_t *at, int32
         default:
             a->n_buffers = 2;
             b[1] = c->values ? (const void *)c->values : ZERO;
-            if (w[3] == KC_OC_CONV_I32 && c->width == 2) {          /* uint16 -> int32 */
-                int32_t *o = (int32_t *)extra(h, c->len * 4);
-                uint16_t x;
-                if (!o)
+            if ((w[3] == KC_OC_CONV_I32 && c->width == 2) || (w[3] == KC_OC_CONV_I64 && c->width == 4)) {
+                if (!(b[1] = widen(h, c)))
                     return KC_E_NOMEM;
-                for (size_t i = 0; i < c->len; i++) {
-                    memcpy(&x, c->values + 2 * i, 2);
-                    o[i] = x;
-                }
-                b[1] = o;
-            } else if (w[3] == KC_OC_CONV_I64 && c->width == 4) {   /* uint32 -> int64 */
-                int64_t *o = (int64_t *)extra(h, c->len * 8);
-                uint32_t x;
-                if (!o)
-                    return KC_E_NOMEM;
-                for (size_t i = 0; i < c->len; i++) {
-                    memcpy(&x, c->values + 4 * i, 4);
-                    o[i] = x;
-                }
-                b[1] = o;
             } else if (w[3] == KC_OC_CONV_BINARY && c->width == 16) {  /* uuid -> binary */
                 int32_t *o = (int32_t *)extra(h, (c->len + 1) * 4);
                 if (!o)
@@ -473,7 +455,7 @@ static int export_entry(const kc_oc_plan *p, kc_oc_holder *h, int32_t *at, int32
     return KC_OK;
 }
 
-int kc_oc_decode(const kc_oc_plan *p, const kc_oc_input *key, const kc_oc_input *value,
+int kc_oc_decode(const kc_oc_plan *p, const kc_rows *key, const kc_rows *value,
                  size_t n, uint8_t *status, struct ArrowArray *out)
 {
     kc_oc_holder *h = (kc_oc_holder *)calloc(1, sizeof *h);
@@ -514,7 +496,7 @@ int kc_oc_decode(const kc_oc_plan *p, const kc_oc_input *key, const kc_oc_input 
     }
     for (size_t r = 0; r < n; r++) {
         size_t kl, vl;
-        const uint8_t *kp = in_row(key, r, &kl), *vp = in_row(value, r, &vl);
+        const uint8_t *kp = kc_rows_at(key, r, &kl), *vp = kc_rows_at(value, r, &vl);
         int st;
         if (!kp && !vp && !kl && !vl)
             st = KC_OC_NULL;    /* null in both: a null row, not an error */

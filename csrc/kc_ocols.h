@@ -108,26 +108,15 @@ typedef struct {
     int32_t n_export;
 } kc_oc_plan;
 
-/* Where a binary column's rows are: Arrow (Large)Binary buffers (offsets with
- * offset + n + 1 entries read from `offset`; valid NULL: no nulls). */
-typedef struct {
-    const uint8_t *data;
-    size_t data_len;
-    const void *offsets;
-    int offsets_64;
-    const uint8_t *valid;
-    size_t offset;
-} kc_oc_input;
-
 /* Check a plan's shape (indices in range, export program well formed) once.  KC_OK or
  * KC_E_PROGRAM. */
 int kc_oc_plan_check(const kc_oc_plan *plan);
 
-/* Decode n rows and export the result struct into *out (its release frees every
+/* Decode n rows (key and value: Arrow binary columns, kc_columns.h's kc_rows) and export the result struct into *out (its release frees every
  * buffer; the caller, or the Arrow consumer it hands *out to, must call it).
  * status[r]: KC_OC_*.  Returns KC_OK, KC_E_NOMEM or KC_E_TOO_BIG (a column past
  * Arrow's int32 offsets). */
-int kc_oc_decode(const kc_oc_plan *plan, const kc_oc_input *key, const kc_oc_input *value,
+int kc_oc_decode(const kc_oc_plan *plan, const kc_rows *key, const kc_rows *value,
                  size_t n, uint8_t *status, struct ArrowArray *out);
 
 #endif

@@ -14,26 +14,8 @@ import numpy as _np
 import pyarrow as _pa
 
 
-cdef extern from "kc_engine.h" nogil:
-    int kc_program_check(const int32_t *code, size_t code_len)
-
-
-cdef extern from "kc_columns.h" nogil:
-    ctypedef struct kc_col:
-        int32_t kind
-        int32_t skip
-        int32_t def_null
-        int64_t def_i
-        const uint8_t *def_bytes
-        size_t def_len
-
-    ctypedef struct kc_columns:
-        kc_col *nodes
-        int32_t n_nodes
-
-    int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes)
-    void kc_columns_free(kc_columns *t)
-    int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t *map, size_t map_len)
+from kcodec._native cimport (kc_col, kc_columns, kc_columns_free, kc_columns_init_nodes, kc_columns_map_check,
+                            kc_program_check, kc_rows)
 
 
 cdef extern from "kc_ocols.h" nogil:
@@ -60,16 +42,8 @@ cdef extern from "kc_ocols.h" nogil:
         const int32_t *export_prog
         int32_t n_export
 
-    ctypedef struct kc_oc_input:
-        const uint8_t *data
-        size_t data_len
-        const void *offsets
-        int offsets_64
-        const uint8_t *valid
-        size_t offset
-
     int kc_oc_plan_check(const kc_oc_plan *plan)
-    int kc_oc_decode(const kc_oc_plan *plan, const kc_oc_input *key, const kc_oc_input *value,
+    int kc_oc_decode(const kc_oc_plan *plan, const kc_rows *key, const kc_rows *value,
                      size_t n, uint8_t *status, ArrowArray *out)
 
 
@@ -193,7 +167,7 @@ cdef class OffsetsKernel:
     def decode(self, key, value):
         """``(result, status)``: the result struct array (the plan's type) and per row
         kc_ocols.h's status (0: the exact path must decode the row, 1 decoded, 2 null)."""
-        cdef kc_oc_input ki, vi
+        cdef kc_rows ki, vi
         cdef ArrowArray out
         cdef Py_ssize_t n = len(key)
         cdef int rc
@@ -215,18 +189,19 @@ cdef class OffsetsKernel:
         return arr, status[:n]
 
 
-cdef list _input(arr, kc_oc_input *inp):
+cdef list _input(arr, kc_rows *inp):
     """Fill inp from a (Large)Binary array's buffers; what keeps them alive."""
-    memset(inp, 0, sizeof(kc_oc_input))
+    cdef uintptr_t at
+    memset(inp, 0, sizeof(kc_rows))
     t = arr.type
     if t == _pa.large_binary() or t == _pa.large_string():
         inp.offsets_64 = 1
     elif t != _pa.binary() and t != _pa.string():
         raise TypeError(f"__consumer_offsets columns are binary, not {t}")
     bufs = arr.buffers()
-    inp.offset = <size_t>arr.offset
-    if len(arr):
-        inp.offsets = <const void *><uintptr_t>bufs[1].address
+    if len(arr):        # offsets from the array's first row (kc_rows has no row offset)
+        at = <uintptr_t>bufs[1].address + <uintptr_t>arr.offset * (8 if inp.offsets_64 else 4)
+        inp.offsets = <const void *>at
     else:
         inp.offsets = NULL
     if bufs[2] is not None and bufs[2].size:
@@ -234,4 +209,5 @@ cdef list _input(arr, kc_oc_input *inp):
         inp.data_len = <size_t>bufs[2].size
     if arr.null_count and bufs[0] is not None:
         inp.valid = <const uint8_t *><uintptr_t>bufs[0].address
+        inp.valid_off = <size_t>arr.offset
     return bufs
