@@ -526,7 +526,19 @@ typedef struct {
     size_t pos, end;
     size_t err_at;
     uint32_t tagged;        /* the tagged fields in the top-level struct's tag section */
+    const int32_t *map;     /* NULL, or the program's field map into a union tree
+                               (kc_columns_decode_one) */
 } kc_cdec;
+
+/* With a field map: the block of union struct node c (kc_columns.h), NULL without one. */
+static inline const int32_t *map_block(const kc_cdec *d, const kc_col *c)
+{
+    int32_t at;
+    if (!d->map)
+        return NULL;
+    at = d->map[c - d->t->nodes];
+    return at < 0 ? NULL : d->map + at;
+}
 
 static inline int cfail(kc_cdec *restrict d, int code, size_t at)
 {
@@ -717,11 +729,12 @@ static int cd_unknown(kc_cdec *restrict d, kc_col *u, uint32_t tag, size_t size)
     return KC_OK;
 }
 
-static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t *s, int depth)
+static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t *s, int depth,
+                          const int32_t *fm)
 {
     int32_t nf = KC_S_NF(s), nt = KC_S_NT(s);
     size_t base = c->len, count_at = d->pos;
-    kc_col *u = KID(d->t, c, nf + nt);
+    kc_col *u = KID(d->t, c, fm ? fm[nf + nt] : nf + nt);
     uint32_t n, tag, size;
     int rc;
     if ((rc = rd_uv(d, &n)) != KC_OK)
@@ -736,7 +749,7 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
             return rc;
         k = kc_struct_tag(s, tag);
         if (k >= 0) {
-            rc = cd_tagged(d, KID(d->t, c, nf + k), KC_S_TAGGED(s, k), size, base, depth);
+            rc = cd_tagged(d, KID(d->t, c, fm ? fm[nf + k] : nf + k), KC_S_TAGGED(s, k), size, base, depth);
         } else {
             if (k == KC_TAG_BAD)
                 return cfail(d, KC_E_BAD_TAG, d->pos);
@@ -747,7 +760,7 @@ static int cd_tag_section(kc_cdec *restrict d, kc_col *restrict c, const int32_t
     }
     if (!c->skip)
         for (int32_t q = 0; q < nt; q++) {
-            kc_col *tc = KID(d->t, c, nf + q);
+            kc_col *tc = KID(d->t, c, fm ? fm[nf + q] : nf + q);
             if (tc->len == base && (rc = put_absent(d->t, tc, 1)) != KC_OK)
                 return rc;
         }
@@ -761,12 +774,15 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
     /* loaded once: the stores into the columns below could alias them for the compiler */
     kc_col *const nodes = d->t->nodes;
     const int32_t *const kids = d->t->kids + c->first_kid;
+    /* a field map (union tree): the kid of each field, and the kids this version lacks */
+    const int32_t *const mb = map_block(d, c);
+    const int32_t *const fm = mb ? mb + 1 + mb[0] : NULL;
     int rc;
     if (KC_UNLIKELY(depth > KC_MAX_DEPTH))
         return cfail(d, KC_E_DEPTH, d->pos);
     for (int32_t i = 0; i < nf; i++) {
         const int32_t *f = KC_S_FIELD(s, i);
-        kc_col *k = &nodes[kids[i]];
+        kc_col *k = &nodes[kids[fm ? fm[i] : i]];
         /* scalars and strings inline: a flat struct never leaves this loop */
         if (f[0] <= KC_T_UUID)
             rc = cd_fixed(d, k, f[0]);
@@ -778,9 +794,9 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
             return rc;
     }
     if (KC_S_FLAGS(s) & 1) {
-        if ((rc = cd_tag_section(d, c, s, depth)) != KC_OK)
+        if ((rc = cd_tag_section(d, c, s, depth, fm)) != KC_OK)
             return rc;
-    } else if (KC_UNLIKELY(c->n_kids > nf)) {
+    } else if (KC_UNLIKELY(!mb && c->n_kids > nf)) {
         /* an older, non-flexible version in a flexible version's tree (kc_columns_accepts):
          * the tree's tagged fields take their defaults, and no unknown tags */
         int32_t last = c->n_kids - 1;
@@ -791,6 +807,14 @@ static int cd_struct(kc_cdec *restrict d, kc_col *restrict c, int sidx, int dept
         if ((rc = put_list(u, KID(d->t, u, 0)->len, 1)) != KC_OK)
             return rc;
     }
+    if (mb)         /* fields of other versions: null; unknown tags of a version without any: none */
+        for (int32_t q = 1; q <= mb[0]; q++) {
+            int32_t slot = mb[q];
+            kc_col *k = &nodes[kids[slot >= 0 ? slot : -1 - slot]];
+            rc = slot >= 0 ? put_absent(d->t, k, 0) : put_list(k, KID(d->t, k, 0)->len, 1);
+            if (rc != KC_OK)
+                return rc;
+        }
     return put_struct(c, 1);
 }
 
@@ -901,9 +925,10 @@ int kc_rows_heads(const kc_rows *rows, size_t n, size_t k, uint8_t *out, int32_t
     return KC_OK;
 }
 
-/* Decode one row's message, p[skip .. n), with `code` into the tree. */
-static int decode_row(kc_columns *t, const int32_t *code, const uint8_t *p, size_t n, size_t skip,
-                      int64_t *err_off, uint32_t *tagged)
+/* Decode one row's message, p[skip .. n), with `code` (and its field map, or NULL) into
+ * the tree. */
+static int decode_row(kc_columns *t, const int32_t *code, const int32_t *map, const uint8_t *p, size_t n,
+                      size_t skip, int64_t *err_off, uint32_t *tagged)
 {
     kc_cdec d;
     int rc;
@@ -920,6 +945,7 @@ static int decode_row(kc_columns *t, const int32_t *code, const uint8_t *p, size
     d.end = n - skip;
     d.err_at = 0;
     d.tagged = 0;
+    d.map = map;
     rc = cd_struct(&d, &t->nodes[0], 0, 0);
     if (rc == KC_OK && d.pos != d.end)
         rc = cfail(&d, KC_E_TRAILING, d.pos);
@@ -1004,7 +1030,7 @@ int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n, const k
             nulls = 0;
         }
         at = root->len;
-        rc = p ? decode_row(t, code, p, len, rows->skip, &eo, &tagged) : KC_E_TOO_BIG;
+        rc = p ? decode_row(t, code, NULL, p, len, rows->skip, &eo, &tagged) : KC_E_TOO_BIG;
         out->status[r] = rc;
         if (KC_LIKELY(rc == KC_OK)) {
             if (out->tagged)
@@ -1029,4 +1055,190 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
     out.status = status;
     out.err_off = err_off;
     return kc_columns_decode_rows(t, rows, n, &out);
+}
+
+/* ------------------------------------------------------------------------- */
+/* union trees: one tree for the rows of several programs (kc_columns.h) */
+
+int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes)
+{
+    const int32_t *w = spec;
+    int32_t r = KC_OK;
+    memset(t, 0, sizeof *t);
+    if (n_nodes <= 0 || n_nodes > KC_COLUMNS_MAX_NODES)
+        return KC_E_PROGRAM;
+    for (int32_t i = 0; i < n_nodes && r == KC_OK; i++, w += 4 + w[3]) {
+        int32_t kind = w[0], type = w[1], nk = w[3], k;
+        /* a node's kind and width follow from its type, as kc_columns_init builds them */
+        int ok = type == KC_T_STRUCT ? kind == KC_N_STRUCT
+               : type == KC_T_ARRAY ? kind == KC_N_LIST && nk == 1
+               : type == KC_T_BOOL ? kind == KC_N_BOOL
+               : type >= KC_T_STRING && type <= KC_T_RECORDS ? kind == KC_N_VAR
+               : type >= KC_T_INT8 && type <= KC_T_UUID && kind == KC_N_FIXED;
+        if (!ok || nk < 0 || nk > KC_COLUMNS_MAX_NODES || (kind != KC_N_STRUCT && kind != KC_N_LIST && nk)) {
+            r = KC_E_PROGRAM;
+            break;
+        }
+        if ((k = new_node(t, kind, type, kind == KC_N_FIXED ? FIXED_WIDTH[type] : 0)) < 0
+            || (nk && (k = new_kids(t, i, nk)) < 0)) {
+            r = -k;
+            break;
+        }
+        for (int32_t q = 0; q < nk; q++) {
+            /* children come after their parent (pre-order), so the tree has no cycle */
+            if (w[4 + q] <= i || w[4 + q] >= n_nodes) {
+                r = KC_E_PROGRAM;
+                break;
+            }
+            t->kids[t->nodes[i].first_kid + q] = w[4 + q];
+        }
+    }
+    if (r == KC_OK && !(t->row_nodes = (int32_t *)malloc((size_t)t->n_nodes * sizeof(int32_t))))
+        r = KC_E_NOMEM;
+    if (r == KC_OK && t->nodes[0].kind != KC_N_STRUCT)
+        r = KC_E_PROGRAM;
+    if (r != KC_OK) {
+        kc_columns_free(t);
+        return r;
+    }
+    list_row_nodes(t, 0);
+    return KC_OK;
+}
+
+int kc_columns_clone(kc_columns *dst, const kc_columns *src)
+{
+    size_t nb = (size_t)src->n_nodes * sizeof(kc_col), kb = (size_t)src->n_kids * sizeof(int32_t);
+    memset(dst, 0, sizeof *dst);
+    dst->nodes = (kc_col *)malloc(nb ? nb : 1);
+    dst->kids = (int32_t *)malloc(kb ? kb : 1);
+    dst->row_nodes = (int32_t *)malloc((size_t)src->n_row_nodes * sizeof(int32_t) + 1);
+    if (!dst->nodes || !dst->kids || !dst->row_nodes) {
+        free(dst->nodes);
+        free(dst->kids);
+        free(dst->row_nodes);
+        memset(dst, 0, sizeof *dst);
+        return KC_E_NOMEM;
+    }
+    memcpy(dst->nodes, src->nodes, nb);
+    memcpy(dst->kids, src->kids, kb);
+    memcpy(dst->row_nodes, src->row_nodes, (size_t)src->n_row_nodes * sizeof(int32_t));
+    for (int32_t i = 0; i < src->n_nodes; i++) {   /* the structure and defaults, no values */
+        kc_col *c = &dst->nodes[i];
+        c->len = c->cap = c->data_len = c->data_cap = 0;
+        c->validity = c->values = c->data = NULL;
+        c->offsets = NULL;
+    }
+    dst->n_nodes = dst->cap_nodes = src->n_nodes;
+    dst->n_kids = dst->cap_kids = src->n_kids;
+    dst->n_row_nodes = src->n_row_nodes;
+    dst->code = src->code;
+    return KC_OK;
+}
+
+int kc_columns_reserve_rows(kc_columns *t, size_t n)
+{
+    return reserve_rows(t, &t->nodes[0], n);
+}
+
+int kc_columns_put_nulls(kc_columns *t, size_t k)
+{
+    return k ? put_null_rows(t, k) : KC_OK;
+}
+
+void kc_columns_truncate(kc_columns *t, size_t n)
+{
+    col_truncate(t, &t->nodes[0], n);
+}
+
+int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map,
+                          const uint8_t *p, size_t n, size_t skip, int64_t *err_off)
+{
+    size_t at = t->nodes[0].len;
+    uint32_t tagged;
+    int rc = decode_row(t, code, map, p, n, skip, err_off, &tagged);
+    if (rc != KC_OK)
+        col_truncate(t, &t->nodes[0], at);
+    return rc;
+}
+
+/* field maps: every field lands on a column of its type, every kid is filled once */
+
+static int map_value(const kc_columns *t, int32_t node, const int32_t *code, int type, int arg,
+                     const int32_t *map, size_t map_len, int depth);
+
+static int map_struct(const kc_columns *t, int32_t node, const int32_t *code, int sidx,
+                      const int32_t *map, size_t map_len, int depth)
+{
+    const kc_col *c = &t->nodes[node];
+    const int32_t *s, *b, *fm;
+    int32_t nf, nt, flex, nm, at, nk = c->n_kids;
+    uint8_t *seen;
+    int ok = 1;
+    if (depth > KC_MAX_DEPTH || c->kind != KC_N_STRUCT)
+        return 0;
+    at = map[node];
+    s = kc_prog_struct(code, sidx);
+    nf = KC_S_NF(s);
+    nt = KC_S_NT(s);
+    flex = KC_S_FLAGS(s) & 1;
+    if (at < 0 || (size_t)at >= map_len)
+        return 0;
+    b = map + at;
+    nm = b[0];
+    if (nm < 0 || nm > nk || (size_t)at + 1 + (size_t)nm + (size_t)(nf + nt + flex) > map_len
+        || nm + nf + nt + flex > nk)
+        return 0;
+    fm = b + 1 + nm;
+    if (!(seen = (uint8_t *)calloc((size_t)nk + 1, 1)))
+        return 0;
+    for (int32_t q = 0; q < nm && ok; q++) {
+        int32_t slot = b[1 + q] >= 0 ? b[1 + q] : -1 - b[1 + q];
+        ok = slot < nk && !seen[slot]
+             && (b[1 + q] >= 0 || t->nodes[t->kids[c->first_kid + slot]].kind == KC_N_LIST);
+        if (ok)
+            seen[slot] = 1;
+    }
+    for (int32_t i = 0; i < nf + nt + flex && ok; i++) {
+        int32_t slot = fm[i];
+        int32_t kid;
+        ok = slot >= 0 && slot < nk && !seen[slot];
+        if (!ok)
+            break;
+        seen[slot] = 1;
+        kid = t->kids[c->first_kid + slot];
+        if (i < nf)
+            ok = map_value(t, kid, code, KC_S_FIELD(s, i)[0], KC_S_FIELD(s, i)[2], map, map_len, depth);
+        else if (i < nf + nt)
+            ok = map_value(t, kid, code, KC_S_TAGGED(s, i - nf)[1], KC_S_TAGGED(s, i - nf)[3], map, map_len, depth);
+        else {          /* unknown tags: list<struct<int32, bytes>> */
+            const kc_col *l = &t->nodes[kid], *e;
+            ok = l->kind == KC_N_LIST && (e = &t->nodes[t->kids[l->first_kid]])->kind == KC_N_STRUCT
+                 && e->n_kids == 2 && t->nodes[t->kids[e->first_kid]].type == KC_T_INT32
+                 && t->nodes[t->kids[e->first_kid]].kind == KC_N_FIXED
+                 && t->nodes[t->kids[e->first_kid + 1]].kind == KC_N_VAR;
+        }
+    }
+    /* a kid neither filled nor listed must be one that keeps nothing */
+    for (int32_t q = 0; q < nk && ok; q++)
+        ok = seen[q] || t->nodes[t->kids[c->first_kid + q]].skip;
+    free(seen);
+    return ok;
+}
+
+static int map_value(const kc_columns *t, int32_t node, const int32_t *code, int type, int arg,
+                     const int32_t *map, size_t map_len, int depth)
+{
+    const kc_col *c = &t->nodes[node];
+    if (type == KC_T_STRUCT)
+        return map_struct(t, node, code, arg, map, map_len, depth + 1);
+    if (c->type != type)
+        return 0;
+    if (type == KC_T_ARRAY)
+        return map_value(t, t->kids[c->first_kid], code, arg & 0xff, arg >> 8, map, map_len, depth);
+    return 1;
+}
+
+int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t *map, size_t map_len)
+{
+    return t->n_nodes > 0 && map_len >= (size_t)t->n_nodes && map_struct(t, 0, code, 0, map, map_len, 0);
 }

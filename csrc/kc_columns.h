@@ -163,4 +163,50 @@ int kc_columns_decode(kc_columns *t, const kc_rows *rows, size_t n, int32_t *sta
 int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n,
                            const kc_row_info *out);
 
+/* ---------------------------------------------------------------------------
+ * Union trees: the rows of several programs (the versions of a message, or messages
+ * whose fields share columns) in one tree whose structs hold the fields of all of them.
+ *
+ * kc_columns_init_nodes builds a tree from an explicit node list: per node, in
+ * pre-order (node 0 the root struct), the words kind, type (KC_T_*), width (FIXED:
+ * bytes per value), n_kids, then the kids' node indices (each after its parent).
+ *
+ * A program decodes into it through a FIELD MAP (int32 words): map[u] for each node u
+ * of the tree is the offset in `map` of u's block, or -1 (no struct of the program
+ * lands on u); a block is n_missing, then n_missing kid slots of u that the program's
+ * struct lacks (slot s >= 0: a null there; -1 - s: an empty list, the unknown tagged
+ * fields of a version without a tag section), then, for each field of the program's
+ * struct (regular, tagged, then its unknown tagged fields when flexible), the kid slot
+ * of u it goes to.  Kids that keep nothing (kc_columns_skip) may be left out of the
+ * missing list: nothing is appended to them either way.
+ */
+
+/* Whether the checked program `code` decodes into the tree t through `map` (map_len
+ * words): each struct of the program maps onto a struct node, each field onto a kid
+ * of the field's type, every kid that keeps values filled exactly once per struct
+ * value.  1 yes, 0 no.
+ * kc_columns_decode_one trusts a map that passed. */
+int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t *map, size_t map_len);
+
+/* Build a union tree (empty columns).  KC_OK, KC_E_NOMEM or KC_E_PROGRAM (a malformed
+ * node list).  Defaults (def_*) are the caller's to set, as for kc_columns_init. */
+int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes);
+
+/* A new tree with src's structure, skips and defaults and no values (a cached tree's
+ * columns for one batch). */
+int kc_columns_clone(kc_columns *dst, const kc_columns *src);
+
+/* Room for n more rows in the nodes that hold one value per row. */
+int kc_columns_reserve_rows(kc_columns *t, size_t n);
+
+/* Append k null rows / drop the rows from n on. */
+int kc_columns_put_nulls(kc_columns *t, size_t k);
+void kc_columns_truncate(kc_columns *t, size_t n);
+
+/* Decode one row, p[skip .. n), with `code` (checked) and its field map (NULL: the
+ * tree is code's own) and append it.  Returns KC_OK, or the row's KC_E_* error (its
+ * offset in *err_off) with nothing appended (KC_E_NOMEM: the tree is unusable). */
+int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map,
+                          const uint8_t *p, size_t n, size_t skip, int64_t *err_off);
+
 #endif

@@ -124,3 +124,5 @@ cdef extern from "kc_columns.h" nogil:
                           int64_t *err_off)
     int kc_columns_decode_rows(kc_columns *t, const kc_rows *rows, size_t n,
                                const kc_row_info *out)
+    int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes)
+    int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t *map, size_t map_len)
