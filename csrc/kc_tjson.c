@@ -2,6 +2,8 @@
 #include "kc_tjson.h"
 #include "kc_engine.h"
 #include "kc_jtext.h"
+#include "kc_varint.h"
+#include "kc_wire.h"
 
 #include <string.h>
 
@@ -317,16 +319,11 @@ static int tj_struct(tj *k, int sidx, size_t *i)
                 return KC_E_TAPE;
             const uint8_t *str = k->buf + off;
             if (len <= 16 && k->buf_len - off >= 16) {
-                /* a short string: its 16 bytes (and what follows it) checked and copied
-                 * at once, the exact path only when an escape may be needed */
-                uint64_t w0, w1;
-                memcpy(&w0, str, 8);
-                memcpy(&w1, str + 8, 8);
-                if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
-                    *p = '"';
-                    memcpy(p + 1, str, 16);
-                    p[1 + len] = '"';
-                    p += 2 + len;
+                /* a short string: checked and copied 16 bytes at once, the exact path
+                 * only when an escape may be needed */
+                char *q = write_short_string(p, str, len);
+                if (q) {
+                    p = q;
                     continue;
                 }
             }
@@ -399,12 +396,290 @@ int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, si
     return KC_OK;
 }
 
+/* ------------------------------------------------------------------------- */
+/* flat messages: fixed texts between the top struct's values */
+
+static int flat_type(int type)
+{
+    return type == KC_T_BOOL || type == KC_T_STRING
+        || (type >= KC_T_INT8 && type <= KC_T_INT64 && type != KC_T_FLOAT64);
+}
+
+static int flat_text(kc_tj_flat *f, int32_t *t, const char *a, size_t a_len, const char *b,
+                     size_t b_len, int32_t *off, int32_t *len)
+{
+    if ((size_t)*t + a_len + b_len > KC_TJ_FLAT_TEXT)
+        return 0;
+    *off = *t;
+    memcpy(f->text + *t, a, a_len);
+    memcpy(f->text + *t + a_len, b, b_len);
+    *len = (int32_t)(a_len + b_len);
+    *t += *len;
+    return 1;
+}
+
+int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *f)
+{
+    const int32_t *s = kc_prog_struct(m->code, 0);
+    const int32_t *blk = m->plan + m->plan[2];
+    const char *sep = style == KC_TJ_COMPACT ? "," : ", ";
+    int32_t t = 0, room = 32;
+    memset(f, 0, sizeof *f);
+    f->style = style;
+    f->n_fields = KC_S_NF(s);
+    f->flexible = KC_S_FLAGS(s) & 1;
+    /* every regular field one slot: the tape's slot of field f is f */
+    for (int32_t q = 0; q < KC_S_NF(s); q++)
+        if (!flat_type(KC_S_FIELD(s, q)[0]))
+            return KC_E_PROGRAM;
+    for (int32_t o = 0; o < blk[0]; o++) {
+        const int32_t *e = blk + 1 + KC_TJ_ENTRY * o;
+        if (e[2] < 0)
+            continue;              /* tagged: on this path, absent */
+        int type = KC_S_FIELD(s, e[2])[0];
+        if (f->n_ops == KC_TJ_FLAT_OPS || e[6] >= 0)
+            return KC_E_PROGRAM;
+        int32_t *op = &f->ops[f->n_ops].text_off;
+        if (!flat_text(f, &t, f->n_ops ? sep : "{", f->n_ops ? strlen(sep) : 1, m->blob + e[0],
+                       (size_t)e[1], &op[0], &op[1]))
+            return KC_E_PROGRAM;
+        op[2] = e[2];
+        op[3] = type == KC_T_STRING ? KC_TJ_FLAT_STR : type == KC_T_BOOL ? KC_TJ_FLAT_BOOL : KC_TJ_FLAT_NUM;
+        op[4] = type;
+        op[5] = KC_S_FIELD(s, e[2])[1];
+        room += (op[1] + 15) / 16 * 16 + 24;
+        f->n_ops++;
+    }
+    if (!flat_text(f, &t, f->n_ops ? "}" : "{}", f->n_ops ? 1 : 2, "", 0, &f->tail_off, &f->tail_len))
+        return KC_E_PROGRAM;
+    f->room = room + 16;
+    f->direct = f->n_ops == f->n_fields;
+    for (int32_t o = 0; o < f->n_ops; o++)
+        f->direct &= f->ops[o].slot == o;
+    return KC_OK;
+}
+
+/* Copies of fixed texts in 16-byte steps (the text has KC_TJ_PAD bytes after it, the
+ * output the room counted for it). */
+static char *flat_copy(char *p, const char *s, int32_t n)
+{
+    for (int32_t c = 0; c < n; c += 16)
+        memcpy(p + c, s + c, 16);
+    return p + n;
+}
+
+/* The flat writer: 1 when the tape is not flat (tagged fields present), else a status. */
+static int tj_flat(const kc_tj_flat *f, const uint8_t *buf, size_t buf_len, const int64_t *tape,
+                   size_t n, const char *hex, char *out, size_t cap, size_t *out_len)
+{
+    if (n != (size_t)f->n_fields + (size_t)f->flexible || (f->flexible && tape[f->n_fields] != 0))
+        return 1;
+    char *p = out, *end = out + cap;
+    if ((size_t)(end - p) < (size_t)f->room)
+        return KC_E_SHORT;
+    for (int32_t o = 0; o < f->n_ops; o++) {
+        p = flat_copy(p, f->text + f->ops[o].text_off, f->ops[o].text_len);
+        int64_t v = tape[f->ops[o].slot];
+        switch (f->ops[o].kind) {
+        case KC_TJ_FLAT_NUM:
+            p += write_num(p, v);
+            break;
+        case KC_TJ_FLAT_BOOL:
+            if (v)
+                LIT(p, "true");
+            else
+                LIT(p, "false");
+            break;
+        default: {
+            if (v == 0) {
+                LIT(p, "null");
+                break;
+            }
+            size_t off = KC_REF_OFF(v), len = KC_REF_LEN(v);
+            if (off > buf_len || len > buf_len - off)
+                return KC_E_TAPE;
+            const uint8_t *str = buf + off;
+            if (len <= 16 && buf_len - off >= 16) {
+                char *q = write_short_string(p, str, len);
+                if (q) {
+                    p = q;
+                    break;
+                }
+            }
+            if ((size_t)(end - p) < 2 + 6 * len + (size_t)f->room)
+                return KC_E_SHORT;
+            p = write_string_hex(p, str, str + len, hex);
+        }
+        }
+    }
+    p = flat_copy(p, f->text + f->tail_off, f->tail_len);
+    *out_len = (size_t)(p - out);
+    return KC_OK;
+}
+
+/* A string field's JSON straight from the bytes at buf[*pos..end), as kc_decode reads it
+ * (KC_TJ_NOT_DIRECT where it would fail). */
+static int direct_string(const uint8_t *buf, size_t buf_len, size_t *pos, size_t end, int flags,
+                         const char *hex, char **pp, char *oend, size_t room)
+{
+    int64_t n;
+    size_t at = *pos;
+    if (flags & KC_F_COMPACT) {
+        uint32_t u;
+        int r = kc_read_uvarint(buf + at, end - at, &u);
+        if (r < 0)
+            return KC_TJ_NOT_DIRECT;
+        at += (size_t)r;
+        n = (int64_t)u - 1;
+    } else {
+        if (end - at < 2)
+            return KC_TJ_NOT_DIRECT;
+        n = (int16_t)rd16(buf + at);
+        at += 2;
+    }
+    char *p = *pp;
+    if (n < 0) {
+        if (!(flags & KC_F_NULLABLE))
+            return KC_TJ_NOT_DIRECT;
+        LIT(p, "null");
+        *pp = p;
+        *pos = at;
+        return KC_OK;
+    }
+    if (n > 0x7fff || (uint64_t)n > end - at)
+        return KC_TJ_NOT_DIRECT;
+    const uint8_t *s = buf + at, *e = s + n;
+    if (n <= 16 && buf_len - at >= 16) {
+        /* 16 bytes loaded once: no escape and ASCII (hence UTF-8) in the string's own */
+        uint64_t w0, w1, m0, m1;
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + 8, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        m0 = n >= 8 ? ~0ull : n == 0 ? 0 : ~0ull << (8 * (8 - n));
+        m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : ~0ull << (8 * (16 - n));
+#else
+        m0 = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+        m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1;
+#endif
+        if (!(((word_escapes(w0) | (w0 & HIGHS)) & m0) | ((word_escapes(w1) | (w1 & HIGHS)) & m1))) {
+            *p = '"';
+            memcpy(p + 1, s, 16);
+            p[1 + n] = '"';
+            *pp = p + 2 + n;
+            *pos = at + (size_t)n;
+            return KC_OK;
+        }
+    }
+    if (utf8_check(s, (size_t)n) != (size_t)n)
+        return KC_TJ_NOT_DIRECT;
+    if ((size_t)(oend - p) < 2 + 6 * (size_t)n + room)
+        return KC_E_SHORT;
+    *pp = write_string_hex(p, s, e, hex);
+    *pos = at + (size_t)n;
+    return KC_OK;
+}
+
+int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
+                    size_t end, char *out, size_t cap, size_t *out_len)
+{
+    const kc_tj_flat *f = m->flat;
+    const char *hex = style == KC_TJ_COMPACT ? HEX_UPPER : HEX;
+    char *p = out, *oend = out + cap;
+    *out_len = 0;
+    if (!f || !f->direct || f->style != style || end > buf_len || pos > end)
+        return KC_TJ_NOT_DIRECT;
+    if ((size_t)(oend - p) < (size_t)f->room)
+        return KC_E_SHORT;
+    for (int32_t o = 0; o < f->n_ops; o++) {
+        p = flat_copy(p, f->text + f->ops[o].text_off, f->ops[o].text_len);
+        const uint8_t *q = buf + pos;
+        size_t left = end - pos;
+        int64_t v;
+        switch (f->ops[o].type) {
+        case KC_T_BOOL:
+            if (left < 1)
+                return KC_TJ_NOT_DIRECT;
+            if (q[0])
+                LIT(p, "true");
+            else
+                LIT(p, "false");
+            pos += 1;
+            continue;
+        case KC_T_INT8:
+            if (left < 1)
+                return KC_TJ_NOT_DIRECT;
+            v = (int8_t)q[0];
+            pos += 1;
+            break;
+        case KC_T_INT16:
+            if (left < 2)
+                return KC_TJ_NOT_DIRECT;
+            v = (int16_t)rd16(q);
+            pos += 2;
+            break;
+        case KC_T_UINT16:
+            if (left < 2)
+                return KC_TJ_NOT_DIRECT;
+            v = rd16(q);
+            pos += 2;
+            break;
+        case KC_T_INT32:
+            if (left < 4)
+                return KC_TJ_NOT_DIRECT;
+            v = (int32_t)rd32(q);
+            pos += 4;
+            break;
+        case KC_T_UINT32:
+            if (left < 4)
+                return KC_TJ_NOT_DIRECT;
+            v = rd32(q);
+            pos += 4;
+            break;
+        case KC_T_INT64:
+            if (left < 8)
+                return KC_TJ_NOT_DIRECT;
+            v = (int64_t)rd64(q);
+            pos += 8;
+            break;
+        case KC_T_STRING: {
+            int rc = direct_string(buf, buf_len, &pos, end, f->ops[o].flags, hex, &p, oend,
+                                   (size_t)f->room);
+            if (rc != KC_OK)
+                return rc;
+            continue;
+        }
+        default:
+            return KC_TJ_NOT_DIRECT;
+        }
+        p += write_num(p, v);
+    }
+    if (f->flexible) {            /* no tagged field: a zero count */
+        uint32_t u;
+        int r = kc_read_uvarint(buf + pos, end - pos, &u);
+        if (r < 0 || u != 0)
+            return KC_TJ_NOT_DIRECT;
+        pos += (size_t)r;
+    }
+    if (pos != end)
+        return KC_TJ_NOT_DIRECT;
+    p = flat_copy(p, f->text + f->tail_off, f->tail_len);
+    *out_len = (size_t)(p - out);
+    return KC_OK;
+}
+
 int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
                    const int64_t *tape, size_t n_slots, int64_t *scratch, size_t scratch_cap,
                    char *out, size_t cap, size_t *out_len)
 {
     tj k;
     size_t i = 0;
+    *out_len = 0;
+    if (m->flat && m->flat->style == style) {
+        int rc = tj_flat(m->flat, buf, buf_len, tape, n_slots,
+                         style == KC_TJ_COMPACT ? HEX_UPPER : HEX, out, cap, out_len);
+        if (rc != 1)
+            return rc;
+    }
     k.m = m;
     k.buf = buf;
     k.buf_len = buf_len;

@@ -3,7 +3,7 @@
 under it (csrc/kc_tjson.c).  Only plumbing: Python compiles the programs and plans
 (kcodec.offsets.dump) and keeps them alive here; C writes the lines."""
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from kcodec._kc_status cimport KC_OK, KC_E_SHORT, status_error
 
@@ -20,12 +20,16 @@ cdef extern from "kc_tjson.h" nogil:
     ctypedef struct kc_tj_embed:
         const kc_tj_msg *versions
         int32_t n_versions
+    ctypedef struct kc_tj_flat:
+        pass
     ctypedef struct kc_tj_msg:
         const int32_t *code
         const int32_t *plan
         const char *blob
         const kc_tj_embed *embeds
         int32_t n_embeds
+        const kc_tj_flat *flat
+    int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *out)
     int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len,
                        int32_t n_embeds)
     int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
@@ -75,12 +79,15 @@ cdef class TapeJson:
     (``embeds[i]``: a list, one per int16 version prefix, of TapeJson that embed nothing)."""
     cdef kc_tj_msg m
     cdef kc_tj_embed *emb
+    cdef kc_tj_flat *fl
     cdef readonly object code, plan, blob, embeds
 
     def __cinit__(self):
         self.emb = NULL
+        self.fl = NULL
 
     def __dealloc__(self):
+        free(self.fl)
         if self.emb != NULL:
             for i in range(self.m.n_embeds):
                 free(<void *>self.emb[i].versions)
@@ -105,6 +112,16 @@ cdef class TapeJson:
         self.m.blob = <const char *>self.blob
         self.m.n_embeds = len(self.embeds)
         self.m.embeds = NULL
+        self.m.flat = NULL
+        if not self.embeds:       # a flat message's writer (json.dumps' style)
+            self.fl = <kc_tj_flat *>malloc(sizeof(kc_tj_flat))
+            if self.fl == NULL:
+                raise MemoryError("TapeJson: out of memory")
+            if kc_tjson_flat(&self.m, KC_TJ_PY, self.fl) == KC_OK:
+                self.m.flat = self.fl
+            else:
+                free(self.fl)
+                self.fl = NULL
         if self.embeds:
             self.emb = <kc_tj_embed *>calloc(len(self.embeds), sizeof(kc_tj_embed))
             if self.emb == NULL:
