@@ -41,29 +41,36 @@ static inline uint64_t word_escapes(uint64_t x)
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ctl) & HIGHS;
 }
 
-/* Whether a string of n <= 16 bytes at s (16 of them readable) may need an escape: only
- * its own bytes are looked at (what follows it in the buffer, e.g. the next field's
- * length, does not count).  No false "no": a yes sends the caller to the exact path. */
-static inline int short_needs_escape(const unsigned char *s, size_t n)
+/* Masks of a string's own n <= 16 bytes in the two words loaded from its start (what
+ * follows it in the buffer, e.g. the next field's length, does not count). */
+static inline void short_masks(size_t n, uint64_t *m0, uint64_t *m1)
 {
-    uint64_t w0, w1, m0, m1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    *m0 = n >= 8 ? ~0ull : n == 0 ? 0 : ~0ull << (8 * (8 - n));
+    *m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : ~0ull << (8 * (16 - n));
+#else
+    *m0 = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    *m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1;
+#endif
+}
+
+/* Whether a string of n <= 16 bytes at s (16 of them readable) may need an escape (or,
+ * with `ascii`, holds a non-ASCII byte).  No false "no": a yes sends the caller to the
+ * exact path. */
+static inline int short_needs_escape(const unsigned char *s, size_t n, int ascii)
+{
+    uint64_t w0, w1, m0, m1, hi = ascii ? HIGHS : 0;
     memcpy(&w0, s, 8);
     memcpy(&w1, s + 8, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    m0 = n >= 8 ? ~0ull : n == 0 ? 0 : ~0ull << (8 * (8 - n));
-    m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : ~0ull << (8 * (16 - n));
-#else
-    m0 = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
-    m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1;
-#endif
-    return ((word_escapes(w0) & m0) | (word_escapes(w1) & m1)) != 0;
+    short_masks(n, &m0, &m1);
+    return (((word_escapes(w0) | (w0 & hi)) & m0) | ((word_escapes(w1) | (w1 & hi)) & m1)) != 0;
 }
 
 /* A string of n <= 16 bytes at s (16 readable) written quoted at p when it needs no
  * escape (17 bytes written past p + 1 at most: the caller's slack); NULL otherwise. */
 static inline char *write_short_string(char *p, const unsigned char *s, size_t n)
 {
-    if (short_needs_escape(s, n))
+    if (short_needs_escape(s, n, 0))
         return NULL;
     *p = '"';
     memcpy(p + 1, s, 16);

@@ -550,18 +550,8 @@ static int direct_string(const uint8_t *buf, size_t buf_len, size_t *pos, size_t
         return KC_TJ_NOT_DIRECT;
     const uint8_t *s = buf + at, *e = s + n;
     if (n <= 16 && buf_len - at >= 16) {
-        /* 16 bytes loaded once: no escape and ASCII (hence UTF-8) in the string's own */
-        uint64_t w0, w1, m0, m1;
-        memcpy(&w0, s, 8);
-        memcpy(&w1, s + 8, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        m0 = n >= 8 ? ~0ull : n == 0 ? 0 : ~0ull << (8 * (8 - n));
-        m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : ~0ull << (8 * (16 - n));
-#else
-        m0 = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
-        m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1;
-#endif
-        if (!(((word_escapes(w0) | (w0 & HIGHS)) & m0) | ((word_escapes(w1) | (w1 & HIGHS)) & m1))) {
+        /* no escape, and ASCII (hence UTF-8) */
+        if (!short_needs_escape(s, (size_t)n, 1)) {
             *p = '"';
             memcpy(p + 1, s, 16);
             p[1 + n] = '"';

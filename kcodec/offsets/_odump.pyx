@@ -30,6 +30,10 @@ cdef extern from "kc_tjson.h" nogil:
         int32_t n_embeds
         const kc_tj_flat *flat
     int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *out)
+    int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
+                        size_t end, char *out, size_t cap, size_t *out_len)
+    enum:
+        KC_TJ_NOT_DIRECT
     int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len,
                        int32_t n_embeds)
     int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
@@ -165,6 +169,36 @@ cdef class TapeJson:
             cap *= 2
         if rc != KC_OK:
             raise status_error(rc, "TapeJson.dumps")
+        return bytes(out[:wrote])
+
+    @property
+    def flat(self):
+        """Whether the message is written straight from its bytes (json.dumps' style)."""
+        return self.m.flat != NULL
+
+    def direct(self, object data, Py_ssize_t pos=0, Py_ssize_t end=-1):
+        """The flat writer's text (bytes) of the message at ``data[pos:end]`` (``end`` -1:
+        all of it), written straight from the bytes, or None where it leaves the message
+        to the tape (:meth:`dumps`)."""
+        cdef const uint8_t[::1] d = memoryview(data).cast("B")
+        cdef size_t n = d.shape[0], wrote = 0, cap
+        cdef int rc
+        if end < 0:
+            end = n
+        if pos < 0 or pos > end or <size_t>end > n:
+            raise ValueError("TapeJson.direct: pos or end outside the data")
+        cdef const uint8_t *dp = &d[0] if n else <const uint8_t *>b""
+        cap = 64 + 8 * n
+        while True:
+            out = bytearray(cap)
+            rc = kc_tjson_direct(&self.m, KC_TJ_PY, dp, n, pos, end, PyByteArray_AS_STRING(out), cap, &wrote)
+            if rc != KC_E_SHORT:
+                break
+            cap *= 2
+        if rc == KC_TJ_NOT_DIRECT:
+            return None
+        if rc != KC_OK:
+            raise status_error(rc, "TapeJson.direct")
         return bytes(out[:wrote])
 
 
