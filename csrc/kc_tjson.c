@@ -171,6 +171,24 @@ static int tj_value(tj *k, int type, int flags, int arg, int embed, size_t *i)
         if ((uint64_t)v > k->n)
             return KC_E_TAPE;
         int et = arg & 0xFF, es = arg >> 8;
+        if (et >= KC_T_INT8 && et <= KC_T_INT64 && et != KC_T_FLOAT64) {
+            /* ints (replicas, ISRs): one room check, no call per element */
+            if ((uint64_t)v > k->n - *i)
+                return KC_E_TAPE;
+            NEED(k, 24 * (size_t)v + 2);
+            *k->p++ = '[';
+            const int64_t *t = k->tape + *i;
+            for (int64_t e = 0; e < v; e++) {
+                if (e) {
+                    memcpy(k->p, k->sep, 2);
+                    k->p += k->sep_len;
+                }
+                k->p += write_num(k->p, t[e]);
+            }
+            *k->p++ = ']';
+            *i += (size_t)v;
+            return KC_OK;
+        }
         *k->p++ = '[';
         for (int64_t e = 0; e < v; e++) {
             if (e) {
@@ -221,6 +239,14 @@ static int tj_is_default(const tj *k, const int32_t *e, int type, size_t j)
 /* Slots of one regular field's value at tape[i]: 1 for scalars, else the engine says. */
 static int64_t tj_width(const tj *k, const int32_t *fd, size_t i)
 {
+    if (fd[0] == KC_T_ARRAY && (fd[2] & 0xFF) != KC_T_STRUCT) {
+        if (i >= k->n)            /* an array of scalars: its count, then one slot each */
+            return -1;
+        int64_t cnt = k->tape[i];
+        if (cnt >= 0 && (uint64_t)cnt > k->n - i - 1)
+            return -1;
+        return cnt < 0 ? 1 : cnt + 1;
+    }
     switch (fd[0]) {
     case KC_T_STRUCT: case KC_T_ARRAY:
         return kc_tape_skip(k->m->code, k->tape, k->n, i, fd[0], fd[1], fd[2], 0);

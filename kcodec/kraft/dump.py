@@ -21,18 +21,15 @@ corrupt and compressed batches, ``--salvage``) writes the rest.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
-import uuid
 from array import array
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
 import kcodec
 from kcodec import _ext
-from kcodec._program import (F_TAGGED, T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8, T_INT16,
-                             T_INT32, T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32,
-                             T_UUID, Program)
+from kcodec._program import Program
+from kcodec._tjson import tjson_plan
 
 from .records import RECORD_TYPES, record_type_name
 
@@ -54,63 +51,13 @@ def _jsonl() -> Any:
         _jsonl_mod = _ext.load("kcodec.log._jsonl") or False
     return _jsonl_mod
 
-_MAGIC = 0x4B4A0001
-_D_NONE, _D_INT, _D_NULL, _D_EMPTY, _D_STR, _D_UUID_ZERO = range(6)
-_INTS = (T_BOOL, T_INT8, T_INT16, T_UINT16, T_INT32, T_UINT32, T_INT64)
-_REFS = (T_STRING, T_BYTES, T_RECORDS, T_UUID, T_ARRAY, T_STRUCT)
-
-
-def _default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
-    """How the writer tells a tagged field at its default (Kafka leaves it out of the JSON):
-    ``(kind, d0, d1)``; ValueError for a default it cannot compare (the program then
-    takes the reference path)."""
-    d, t = f.default, f.type
-    if t in _INTS and type(d) in (bool, int) and (type(d) is bool) == (t == T_BOOL):
-        v = int(d) & 0xFFFFFFFFFFFFFFFF
-        lo, hi = v & 0xFFFFFFFF, v >> 32
-        return _D_INT, lo - (1 << 32) if lo >= 1 << 31 else lo, hi - (1 << 32) if hi >= 1 << 31 else hi
-    if d is None and t in _REFS:
-        return _D_NULL, 0, 0
-    if t == T_STRING and type(d) is str:
-        b = d.encode()
-        at = len(blob)
-        blob += b
-        return _D_STR, at, len(b)
-    if (t in (T_BYTES, T_RECORDS) and type(d) is bytes and not d) or (t == T_ARRAY and d == []):
-        return _D_EMPTY, 0, 0
-    if t == T_UUID and isinstance(d, uuid.UUID) and d.int == 0:
-        return _D_UUID_ZERO, 0, 0
-    raise ValueError(f"tagged field {f.name}: default {d!r} of type {t}")
-
-
 def kjson_plan(prog: Program) -> Tuple["array[int]", bytes]:
-    """The JSON plan of a program (csrc/kc_kjson.h): for each struct, its fields in the
-    schema's order with their keys, where the tape has them, and the tagged fields'
+    """The JSON plan of a program for the tape writer in Kafka's compact style
+    (csrc/kc_tjson.h, :func:`kcodec._tjson.tjson_plan`): for each struct, its fields in
+    the schema's order with their keys, where the tape has them, and the tagged fields'
     defaults.  ValueError when the writer cannot print the message exactly (float64
     fields, defaults it cannot compare): then the reference path prints it."""
-    blob = bytearray()
-    blocks: List[List[int]] = []
-    for sp in prog.structs:
-        words = [len(sp.ordered)]
-        regular = {id(f): i for i, f in enumerate(sp.fields)}
-        for f in sp.ordered:
-            if f.type == T_FLOAT64 or (f.type == T_ARRAY and (f.arg & 0xFF) == T_FLOAT64):
-                raise ValueError(f"{sp.name}.{f.name}: float64")
-            key = (json.dumps(f.name, ensure_ascii=False) + ":").encode()
-            at = len(blob)
-            blob += key
-            if f.flags & F_TAGGED:
-                kind, d0, d1 = _default_words(f, blob)
-                words += [at, len(key), -1 - sp.tag_index[f.tag], kind, d0, d1]
-            else:
-                words += [at, len(key), regular[id(f)], _D_NONE, 0, 0]
-        blocks.append(words)
-    n = len(blocks)
-    plan = [_MAGIC, n] + [0] * n
-    for i, words in enumerate(blocks):
-        plan[2 + i] = len(plan)
-        plan += words
-    return array("i", plan), bytes(blob)
+    return tjson_plan(prog, "compact")
 
 
 _ENTRIES: Optional[Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]] = None

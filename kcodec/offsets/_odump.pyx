@@ -6,6 +6,9 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from kcodec._kc_status cimport KC_OK, KC_E_SHORT, status_error
+from kcodec._kc_tjson cimport (KC_TJ_PY, KC_TJ_COMPACT, KC_TJ_NOT_DIRECT, kc_tj_flat, kc_tj_embed,
+                               kc_tj_msg, kc_tjson_check, kc_tjson_flat, kc_tjson_direct,
+                               kc_tjson_write)
 
 import numpy as np
 
@@ -13,32 +16,6 @@ cdef extern from "kc_engine.h" nogil:
     int kc_program_check(const int32_t *code, size_t code_len)
     int kc_decode(const int32_t *code, const uint8_t *buf, size_t len, size_t pos,
                   int64_t *tape, size_t cap, size_t *end, size_t *n_slots, void *err)
-
-cdef extern from "kc_tjson.h" nogil:
-    enum:
-        KC_TJ_PY, KC_TJ_COMPACT
-    ctypedef struct kc_tj_embed:
-        const kc_tj_msg *versions
-        int32_t n_versions
-    ctypedef struct kc_tj_flat:
-        pass
-    ctypedef struct kc_tj_msg:
-        const int32_t *code
-        const int32_t *plan
-        const char *blob
-        const kc_tj_embed *embeds
-        int32_t n_embeds
-        const kc_tj_flat *flat
-    int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *out)
-    int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
-                        size_t end, char *out, size_t cap, size_t *out_len)
-    enum:
-        KC_TJ_NOT_DIRECT
-    int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len,
-                       int32_t n_embeds)
-    int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
-                       const int64_t *tape, size_t n_slots, int64_t *scratch, size_t scratch_cap,
-                       char *out, size_t cap, size_t *out_len)
 
 cdef extern from "kc_odump.h" nogil:
     ctypedef struct kc_odump_value:
