@@ -595,6 +595,11 @@ static int direct_string(const uint8_t *buf, size_t buf_len, size_t *pos, size_t
     return KC_OK;
 }
 
+/* Bytes of the flat types' values on the wire. */
+static const uint8_t DIRECT_WIDTH[KC_T_ARRAY + 1] = {
+    [KC_T_BOOL] = 1, [KC_T_INT8] = 1, [KC_T_INT16] = 2, [KC_T_UINT16] = 2, [KC_T_INT32] = 4,
+    [KC_T_UINT32] = 4, [KC_T_INT64] = 8};
+
 int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
                     size_t end, char *out, size_t cap, size_t *out_len)
 {
@@ -608,64 +613,33 @@ int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t bu
         return KC_E_SHORT;
     for (int32_t o = 0; o < f->n_ops; o++) {
         p = flat_copy(p, f->text + f->ops[o].text_off, f->ops[o].text_len);
-        const uint8_t *q = buf + pos;
-        size_t left = end - pos;
-        int64_t v;
-        switch (f->ops[o].type) {
-        case KC_T_BOOL:
-            if (left < 1)
-                return KC_TJ_NOT_DIRECT;
-            if (q[0])
-                LIT(p, "true");
-            else
-                LIT(p, "false");
-            pos += 1;
-            continue;
-        case KC_T_INT8:
-            if (left < 1)
-                return KC_TJ_NOT_DIRECT;
-            v = (int8_t)q[0];
-            pos += 1;
-            break;
-        case KC_T_INT16:
-            if (left < 2)
-                return KC_TJ_NOT_DIRECT;
-            v = (int16_t)rd16(q);
-            pos += 2;
-            break;
-        case KC_T_UINT16:
-            if (left < 2)
-                return KC_TJ_NOT_DIRECT;
-            v = rd16(q);
-            pos += 2;
-            break;
-        case KC_T_INT32:
-            if (left < 4)
-                return KC_TJ_NOT_DIRECT;
-            v = (int32_t)rd32(q);
-            pos += 4;
-            break;
-        case KC_T_UINT32:
-            if (left < 4)
-                return KC_TJ_NOT_DIRECT;
-            v = rd32(q);
-            pos += 4;
-            break;
-        case KC_T_INT64:
-            if (left < 8)
-                return KC_TJ_NOT_DIRECT;
-            v = (int64_t)rd64(q);
-            pos += 8;
-            break;
-        case KC_T_STRING: {
+        int type = f->ops[o].type;
+        if (type == KC_T_STRING) {
             int rc = direct_string(buf, buf_len, &pos, end, f->ops[o].flags, hex, &p, oend,
                                    (size_t)f->room);
             if (rc != KC_OK)
                 return rc;
             continue;
         }
-        default:
+        const uint8_t *q = buf + pos;
+        size_t wd = DIRECT_WIDTH[type];          /* a flat type: 1, 2, 4 or 8 */
+        if (end - pos < wd)
             return KC_TJ_NOT_DIRECT;
+        pos += wd;
+        int64_t v;
+        switch (type) {
+        case KC_T_BOOL:
+            if (q[0])
+                LIT(p, "true");
+            else
+                LIT(p, "false");
+            continue;
+        case KC_T_INT8: v = (int8_t)q[0]; break;
+        case KC_T_INT16: v = (int16_t)rd16(q); break;
+        case KC_T_UINT16: v = rd16(q); break;
+        case KC_T_INT32: v = (int32_t)rd32(q); break;
+        case KC_T_UINT32: v = rd32(q); break;
+        default: v = (int64_t)rd64(q); break;     /* KC_T_INT64 */
         }
         p += write_num(p, v);
     }
