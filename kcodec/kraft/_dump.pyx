@@ -180,3 +180,35 @@ cdef class Dumper:
         self.st.position += <int64_t>self.b[self.st.batch].batch_length + 12
         self.st.batch += 1
         self.st.record = -1
+
+
+def dump_lines(Types types, object data, object batches, object records, int64_t[::1] state,
+               bytearray out):
+    """The general path's writer (kcodec.kraft.dump on kcodec.log's chunks): lines of a
+    window into ``out`` from where ``state`` (int64: batch, record or -1, position)
+    stands; returns ``(code, bytes written)`` as :meth:`Dumper.lines`.  ``batches`` /
+    ``records``: the scanner's arrays (BATCH_DTYPE, RECORD_DTYPE) over ``data``."""
+    cdef const uint8_t[::1] d = memoryview(data).cast("B")
+    cdef const uint8_t[::1] b = memoryview(batches).cast("B")
+    cdef const uint8_t[::1] r = memoryview(records).cast("B")
+    cdef kc_kdump_state st
+    cdef size_t wrote = 0
+    cdef int rc
+    if state.shape[0] != 3:
+        raise ValueError("dump_lines: state takes 3 numbers")
+    if <size_t>b.shape[0] != len(batches) * sizeof(kc_batch) or <size_t>r.shape[0] != len(records) * sizeof(kc_record):
+        raise ValueError("dump_lines: not the scanner's arrays")
+    st.batch, st.record, st.position = state[0], state[1], state[2]
+    cdef const uint8_t *dp = &d[0] if d.shape[0] else <const uint8_t *>b""
+    cdef const void *bp = &b[0] if b.shape[0] else NULL
+    cdef const void *rp = &r[0] if r.shape[0] else NULL
+    cdef int64_t nb = len(batches), nr = len(records)
+    cdef char *op = PyByteArray_AS_STRING(out)
+    cdef size_t cap = len(out)
+    with nogil:
+        rc = kc_kdump_lines(types.t, types.n_keys, types.n_versions, dp, d.shape[0],
+                            bp, nb, rp, nr, &st, op, cap, &wrote)
+    state[0], state[1], state[2] = st.batch, st.record, st.position
+    if rc < 0 or rc > KC_KD_RECORD:
+        raise status_error(rc, "dump_lines")
+    return rc, wrote

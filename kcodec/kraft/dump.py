@@ -38,18 +38,11 @@ from .records import RECORD_TYPES, record_type_name
 
 __all__ = ["kjson_plan", "write_dump", "dump_file"]
 
-# the fast path's binding (csrc/kc_batch.c + kc_kjson.c, no NumPy), and the general
-# path's writer (kcodec.log._jsonl, loaded when a log needs it); both are built by the
-# same setup.py or neither: without them every line takes the reference path
+# the line writer's binding (csrc/kc_batch.c + kc_kjson.c + kc_tjson.c, no NumPy): the
+# fast path's scanner and both paths' writer; without it every line takes the reference
+# path
 _fast = _ext.load("kcodec.kraft._dump")
-_jsonl_mod: Any = None
 
-
-def _jsonl() -> Any:
-    global _jsonl_mod
-    if _jsonl_mod is None:
-        _jsonl_mod = _ext.load("kcodec.log._jsonl") or False
-    return _jsonl_mod
 
 def kjson_plan(prog: Program) -> Tuple["array[int]", bytes]:
     """The JSON plan of a program for the tape writer in Kafka's compact style
@@ -83,22 +76,11 @@ def _entries() -> Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]:
     return _ENTRIES
 
 
-_TYPES: Any = None
 _FAST_TYPES: Any = None
 
 
-def _types() -> Any:
-    """The general path's writer table (kcodec.log._jsonl)."""
-    global _TYPES
-    if _TYPES is None:
-        jl = _jsonl()
-        _TYPES = jl.KraftDumpTypes({k: (jl.KafkaJson(prog.code, plan, blob), head)
-                                    for k, (prog, plan, blob, head) in _entries().items()})
-    return _TYPES
-
-
 def _fast_types() -> Any:
-    """The fast path's writer table (kcodec.kraft._dump)."""
+    """The writer's table (kcodec.kraft._dump), for both paths."""
     global _FAST_TYPES
     if _FAST_TYPES is None:
         _FAST_TYPES = _fast.Types({k: (prog.code, plan, blob, head)
@@ -239,10 +221,9 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
     import numpy as np
     from kcodec import log
     from kcodec.log import dump as log_dump
-    jl = _jsonl()
     size = os.path.getsize(path)
     valid = start
-    types = _types()
+    types = _fast_types()
     buf = bytearray(block)
     state = np.zeros(3, np.int64)
     for ch in log.iter_chunks(path, salvage=salvage):
@@ -258,12 +239,12 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
         state[0], state[1], state[2] = first, -1, valid
         batch: Any = None
         while True:
-            rc, n = jl.kraft_dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
+            rc, n = _fast.dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
             if n:
                 yield memoryview(buf)[:n]         # (buf is written again after this)
-            if rc == jl.DUMP_DONE:
+            if rc == _fast.DONE:
                 break
-            if rc == jl.DUMP_FULL:
+            if rc == _fast.FULL:
                 if n == 0:                     # one line longer than the buffer
                     buf = bytearray(2 * len(buf))
                 continue
@@ -271,7 +252,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
             if batch is None or batch[0] != i:
                 batch = (i, log_dump.chunk_batch(ch, i))
             b = batch[1]
-            if rc == jl.DUMP_RECORD:
+            if rc == _fast.RECORD:
                 yield _record_text(b, b.records[int(state[1])]).encode()
                 state[1] += 1
                 continue

@@ -426,11 +426,8 @@ cdef extern from "kc_engine.h" nogil:
     int kc_decode(const int32_t *code, const uint8_t *buf, size_t len, size_t pos,
                   int64_t *tape, size_t cap, size_t *end, size_t *n_slots, void *err)
 
-from kcodec._kc_tjson cimport (KC_TJ_COMPACT, kc_tj_msg, kc_tjson_check, kc_tjson_write, kc_kdump_type,
-                               kc_kdump_state, KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD,
-                               kc_kdump_lines)
+from kcodec._kc_tjson cimport KC_TJ_COMPACT, kc_tj_msg, kc_tjson_check, kc_tjson_write
 
-DUMP_DONE, DUMP_FULL, DUMP_BATCH, DUMP_RECORD = KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD
 
 
 cdef class KafkaJson:
@@ -481,74 +478,3 @@ cdef class KafkaJson:
         if rc != KC_OK:
             raise status_error(rc, "KafkaJson.dumps")
         return bytes(out[:wrote])
-
-
-cdef class KraftDumpTypes:
-    """The (metadata record type, version) table :func:`kraft_dump_lines` prints from:
-    ``{(api key, version): (KafkaJson, head)}`` (``head``: the text before the data)."""
-    cdef kc_kdump_type *t
-    cdef readonly int32_t n_keys, n_versions
-    cdef list keep
-
-    def __cinit__(self):
-        self.t = NULL
-
-    def __dealloc__(self):
-        free(self.t)
-
-    def __init__(self, dict entries):
-        cdef KafkaJson kj
-        cdef const int32_t[::1] c
-        cdef const int32_t[::1] p
-        cdef kc_kdump_type *e
-        self.keep = []
-        self.n_keys = max([k for k, _ in entries] + [-1]) + 1
-        self.n_versions = max([v for _, v in entries] + [-1]) + 1
-        self.t = <kc_kdump_type *>calloc(max(self.n_keys * self.n_versions, 1), sizeof(kc_kdump_type))
-        if self.t == NULL:
-            raise MemoryError("KraftDumpTypes: out of memory")
-        for (key, ver), (kj, head) in entries.items():
-            if key < 0 or ver < 0:
-                raise ValueError("KraftDumpTypes: negative api key or version")
-            head = bytes(head)
-            self.keep += [kj, head]
-            c = kj.code
-            p = kj.plan
-            e = &self.t[key * self.n_versions + ver]
-            e.code = &c[0]
-            e.plan = &p[0]
-            e.blob = <const char *>kj.blob
-            e.head = <const char *>head
-            e.head_len = len(head)
-
-
-def kraft_dump_lines(KraftDumpTypes types, object data, object batches, object records,
-                     int64_t[::1] state, bytearray out):
-    """Write kafka-dump-log lines of a metadata log window into ``out`` from where
-    ``state`` (int64: batch, record or -1, position) stands (see csrc/kc_kjson.h);
-    returns ``(DUMP_* code, bytes written)``.  ``batches``/``records``: the scanner's
-    arrays (BATCH_DTYPE, RECORD_DTYPE), ``data`` the window they point into."""
-    cdef const uint8_t[::1] d = memoryview(data).cast("B")
-    cdef const uint8_t[::1] b = memoryview(batches).cast("B")
-    cdef const uint8_t[::1] r = memoryview(records).cast("B")
-    cdef kc_kdump_state st
-    cdef size_t wrote = 0
-    cdef int rc
-    if state.shape[0] != 3:
-        raise ValueError("kraft_dump_lines: state takes 3 numbers")
-    if batches.dtype.itemsize != 96 or records.dtype.itemsize != 64:
-        raise ValueError("kraft_dump_lines: not the scanner's arrays")
-    st.batch, st.record, st.position = state[0], state[1], state[2]
-    cdef const uint8_t *dp = &d[0] if d.shape[0] else <const uint8_t *>b""
-    cdef const void *bp = &b[0] if b.shape[0] else NULL
-    cdef const void *rp = &r[0] if r.shape[0] else NULL
-    cdef int64_t nb = len(batches), nr = len(records)
-    cdef char *op = PyByteArray_AS_STRING(out)
-    cdef size_t cap = len(out)
-    with nogil:
-        rc = kc_kdump_lines(types.t, types.n_keys, types.n_versions, dp, d.shape[0],
-                            bp, nb, rp, nr, &st, op, cap, &wrote)
-    state[0], state[1], state[2] = st.batch, st.record, st.position
-    if rc < 0 or rc > KC_KD_RECORD:
-        raise status_error(rc, "kraft_dump_lines")
-    return rc, wrote
