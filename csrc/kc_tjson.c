@@ -358,6 +358,18 @@ static int tj_struct(tj *k, int sidx, size_t *i)
             p = write_string_hex(p, str, str + len, k->hex);
             continue;
         }
+        if (type == KC_T_UUID && j < k->n && k->tape[j] != 0) {
+            /* ids (topic ids in metadata records): 22 base64url characters, in the room
+             * checked above */
+            int64_t v = k->tape[j];
+            size_t off = KC_REF_OFF(v);
+            if (KC_REF_LEN(v) != 16 || off > k->buf_len || 16 > k->buf_len - off)
+                return KC_E_TAPE;
+            *p++ = '"';
+            p = base64(p, k->buf + off, 16, B64URL, 0);
+            *p++ = '"';
+            continue;
+        }
         k->p = p;
         int rc = tj_value(k, type, flags, arg, e[6], &j);
         if (rc != KC_OK)
