@@ -11,14 +11,18 @@ Each round runs, one after the other, on each log:
 * Java cold (a fresh JVM running the tool once, as ``kafka-dump-log.sh`` does) and warm
   (one JVM running it ``--warm`` times, bench/java/DumpWarm.java, the runs after the first),
   unless ``--no-java`` (or the log is above ``--java-max-mb``).
-The load average is read before each round.  Output: text to stdout, and ``--write FILE``.
+The load average is read before each round.  With ``--callgrind``, the instructions of one
+dump pass (valgrind's callgrind: a child running two passes minus one running one) per input
+MB, on the smallest log: a number the machine's load does not move.  Output: text to stdout,
+and ``--write FILE``.
 
-    python bench/bench_offsets_dump.py LOG [LOG ...] [--rounds 2] [--heap -Xmx2g]
+    python bench/bench_offsets_dump.py LOG [LOG ...] [--rounds 2] [--heap -Xmx2g] [--callgrind]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +48,27 @@ c1 = time.process_time()
 one()
 print(c1 - c0, time.process_time() - c1, file=sys.stderr)
 """
+
+
+_PASSES = r"""
+import os, sys
+from kcodec.offsets.dump import iter_dump
+for _ in range({n}):
+    with open(os.devnull, "wb") as out:
+        for pieces, _, _, _ in iter_dump({path!r}):
+            for p in pieces:
+                out.write(p)
+"""
+
+
+def callgrind_pass(path: str) -> float:
+    """Instructions of one dump pass of ``path`` (valgrind --tool=callgrind), in millions."""
+    def ir(n: int) -> int:
+        err = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                              sys.executable, "-c", _PASSES.format(n=n, path=path)],
+                             capture_output=True, text=True, check=True).stderr
+        return int(re.search(r"Collected : (\d+)", err).group(1))
+    return (ir(2) - ir(1)) / 1e6
 
 
 def _console() -> List[str]:
@@ -133,10 +158,18 @@ def main(argv: List[str] = None) -> int:   # type: ignore[assignment]
     ap.add_argument("--heap", default="-Xmx2g")
     ap.add_argument("--java-max-mb", type=float, default=64.0, help="no Java runs on larger logs")
     ap.add_argument("--no-java", action="store_true")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count one pass's instructions on the smallest log (valgrind)")
     ap.add_argument("--write")
     a = ap.parse_args(argv)
     res = measure(a.logs, a.rounds, a.heap, a.warm, a.java_max_mb, not a.no_java)
     text = report(res, a.heap, a.warm)
+    if a.callgrind:
+        small = min(a.logs, key=os.path.getsize)
+        mi = callgrind_pass(small)
+        mb = os.path.getsize(small) / 1e6
+        text += (f"\nOne dump pass under callgrind ({mb:.1f} MB log): {mi:.0f} M instructions, "
+                 f"{mi / mb:.1f} M per input MB.\n")
     print(text)
     if a.write:
         with open(a.write, "w") as f:

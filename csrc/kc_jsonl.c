@@ -152,16 +152,11 @@ int kc_jsonl_write(const kc_jtemplate *templates, int32_t n_templates,
                 }
                 const unsigned char *s = (const unsigned char *)c->values + a;
                 if (c->type == KC_J_STR && b - a <= 16 && (int64_t)a + 16 <= c->data_len) {
-                    /* a short string: its 16 bytes (and what follows it) checked and
-                     * copied at once, the exact path only when an escape may be needed */
-                    uint64_t w0, w1;
-                    memcpy(&w0, s, 8);
-                    memcpy(&w1, s + 8, 8);
-                    if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
-                        *p = '"';
-                        memcpy(p + 1, s, 16);
-                        p[1 + (b - a)] = '"';
-                        p += 2 + (b - a);
+                    /* a short string: checked and copied 16 bytes at once, the exact
+                     * path only when an escape may be needed */
+                    char *q = write_short_string(p, s, (size_t)(b - a));
+                    if (q) {
+                        p = q;
                         break;
                     }
                 }

@@ -32,6 +32,52 @@ static inline int word_needs_escape(uint64_t x)
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ctl) & HIGHS ? 1 : 0;
 }
 
+/* The high bit of each byte of x that may need an escape: every one that does (the
+ * tricks never miss one); a borrow from one that does may mark the bytes after it too. */
+static inline uint64_t word_escapes(uint64_t x)
+{
+    uint64_t ctl = (x - ONES * 0x20) & ~x;
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ctl) & HIGHS;
+}
+
+/* Masks of a string's own n <= 16 bytes in the two words loaded from its start (what
+ * follows it in the buffer, e.g. the next field's length, does not count). */
+static inline void short_masks(size_t n, uint64_t *m0, uint64_t *m1)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    *m0 = n >= 8 ? ~0ull : n == 0 ? 0 : ~0ull << (8 * (8 - n));
+    *m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : ~0ull << (8 * (16 - n));
+#else
+    *m0 = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    *m1 = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1;
+#endif
+}
+
+/* Whether a string of n <= 16 bytes at s (16 of them readable) may need an escape (or,
+ * with `ascii`, holds a non-ASCII byte).  No false "no": a yes sends the caller to the
+ * exact path. */
+static inline int short_needs_escape(const unsigned char *s, size_t n, int ascii)
+{
+    uint64_t w0, w1, m0, m1, hi = ascii ? HIGHS : 0;
+    memcpy(&w0, s, 8);
+    memcpy(&w1, s + 8, 8);
+    short_masks(n, &m0, &m1);
+    return (((word_escapes(w0) | (w0 & hi)) & m0) | ((word_escapes(w1) | (w1 & hi)) & m1)) != 0;
+}
+
+/* A string of n <= 16 bytes at s (16 readable) written quoted at p when it needs no
+ * escape (17 bytes written past p + 1 at most: the caller's slack); NULL otherwise. */
+static inline char *write_short_string(char *p, const unsigned char *s, size_t n)
+{
+    if (short_needs_escape(s, n, 0))
+        return NULL;
+    *p = '"';
+    memcpy(p + 1, s, 16);
+    p[1 + n] = '"';
+    return p + 2 + n;
+}
+
 static const char DIGITS2[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"

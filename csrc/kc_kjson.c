@@ -1,331 +1,27 @@
-/* Kafka's JSON text from the engine's tape, and metadata-log dump lines (kc_kjson.h). */
+/* kafka-dump-log's lines of metadata logs (kc_kjson.h); the records' JSON by kc_tjson.c's
+ * writer in Jackson's compact style. */
 #include "kc_kjson.h"
 #include "kc_engine.h"
 #include "kc_jtext.h"
+#include "kc_tjson.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Fields of one struct the writer keeps slot positions for (the check refuses more). */
-#define KJ_MAX_FIELDS 128
-#define KJ_NONE ((size_t)-1)
-#define KJ_ENTRY 6
-
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* Base64 of s[0..n) at p (padding as `pad` says); returns the end. */
-static char *base64(char *p, const uint8_t *s, size_t n, const char *abc, int pad)
-{
-    size_t k = 0;
-    for (; k + 3 <= n; k += 3) {
-        uint32_t v = (uint32_t)s[k] << 16 | (uint32_t)s[k + 1] << 8 | s[k + 2];
-        p[0] = abc[v >> 18];
-        p[1] = abc[(v >> 12) & 63];
-        p[2] = abc[(v >> 6) & 63];
-        p[3] = abc[v & 63];
-        p += 4;
-    }
-    if (n - k == 1) {
-        uint32_t v = (uint32_t)s[k] << 16;
-        *p++ = abc[v >> 18];
-        *p++ = abc[(v >> 12) & 63];
-        if (pad) {
-            *p++ = '=';
-            *p++ = '=';
-        }
-    } else if (n - k == 2) {
-        uint32_t v = (uint32_t)s[k] << 16 | (uint32_t)s[k + 1] << 8;
-        *p++ = abc[v >> 18];
-        *p++ = abc[(v >> 12) & 63];
-        *p++ = abc[(v >> 6) & 63];
-        if (pad)
-            *p++ = '=';
-    }
-    return p;
-}
-
-typedef struct {
-    const int32_t *code, *plan;
-    const char *blob;
-    const uint8_t *buf;
-    const int64_t *tape;
-    size_t n;
-    char *p, *end;
-    int depth;
-} kj;
-
-/* Room for m more bytes (+ the fixed-size copies' slack), or KC_E_SHORT. */
-#define NEED(k, m)                                                   \
-    do {                                                             \
-        if ((size_t)((k)->end - (k)->p) < (size_t)(m) + 32)          \
-            return KC_E_SHORT;                                       \
-    } while (0)
-
 #define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
-
-static int kj_struct(kj *k, int sidx, size_t *i);
-
-static inline char *put_num(char *p, int64_t v)
-{
-    return p + write_num(p, v);
-}
-
-static int kj_value(kj *k, int type, int flags, int arg, size_t *i)
-{
-    if (type == KC_T_STRUCT && !(flags & KC_F_NULLABLE))
-        return kj_struct(k, arg, i);      /* no presence slot (and maybe no slot at all) */
-    if (*i >= k->n)
-        return KC_E_TAPE;
-    int64_t v = k->tape[(*i)++];
-    switch (type) {
-    case KC_T_BOOL:
-        NEED(k, 5);
-        if (v)
-            LIT(k->p, "true");
-        else
-            LIT(k->p, "false");
-        return KC_OK;
-    case KC_T_INT8: case KC_T_INT16: case KC_T_UINT16: case KC_T_INT32: case KC_T_UINT32:
-    case KC_T_INT64:
-        NEED(k, 24);
-        k->p = put_num(k->p, v);
-        return KC_OK;
-    case KC_T_UUID: case KC_T_STRING: case KC_T_BYTES: case KC_T_RECORDS: {
-        if (v == 0) {
-            NEED(k, 4);
-            LIT(k->p, "null");
-            return KC_OK;
-        }
-        const uint8_t *s = k->buf + KC_REF_OFF(v);
-        size_t len = KC_REF_LEN(v);
-        if (type == KC_T_STRING) {
-            NEED(k, 2 + 6 * len);
-            k->p = write_string_hex(k->p, s, s + len, HEX_UPPER);   /* as Jackson escapes */
-            return KC_OK;
-        }
-        if (type == KC_T_UUID && len != 16)
-            return KC_E_TAPE;
-        NEED(k, 4 * (len / 3 + 1) + 2);
-        *k->p++ = '"';
-        k->p = type == KC_T_UUID ? base64(k->p, s, len, B64URL, 0) : base64(k->p, s, len, B64, 1);
-        *k->p++ = '"';
-        return KC_OK;
-    }
-    case KC_T_STRUCT:
-        if (v == 0) {
-            NEED(k, 4);
-            LIT(k->p, "null");
-            return KC_OK;
-        }
-        return kj_struct(k, arg, i);
-    case KC_T_ARRAY: {
-        NEED(k, 4);
-        if (v < 0) {
-            LIT(k->p, "null");
-            return KC_OK;
-        }
-        if ((uint64_t)v > k->n)
-            return KC_E_TAPE;
-        int et = arg & 0xFF, es = arg >> 8;
-        if (et >= KC_T_INT8 && et <= KC_T_INT64 && et != KC_T_FLOAT64) {
-            /* ints (replicas, ISRs): one room check, no call per element */
-            if ((uint64_t)v > k->n - *i)
-                return KC_E_TAPE;
-            NEED(k, 21 * (size_t)v + 2);
-            *k->p++ = '[';
-            const int64_t *t = k->tape + *i;
-            for (int64_t e = 0; e < v; e++) {
-                if (e)
-                    *k->p++ = ',';
-                k->p = put_num(k->p, t[e]);
-            }
-            *k->p++ = ']';
-            *i += (size_t)v;
-            return KC_OK;
-        }
-        *k->p++ = '[';
-        for (int64_t e = 0; e < v; e++) {
-            if (e) {
-                NEED(k, 1);
-                *k->p++ = ',';
-            }
-            int rc = kj_value(k, et, flags & KC_F_COMPACT, es, i);
-            if (rc != KC_OK)
-                return rc;
-        }
-        NEED(k, 1);
-        *k->p++ = ']';
-        return KC_OK;
-    }
-    default:          /* float64: Jackson's double text is not ours to write (the check refuses it) */
-        return KC_E_PROGRAM;
-    }
-}
-
-static int kj_is_default(const kj *k, const int32_t *e, int type, size_t j)
-{
-    int64_t v = k->tape[j];
-    switch (e[3]) {
-    case KC_KJ_D_INT:
-        return v == (int64_t)((uint64_t)(uint32_t)e[5] << 32 | (uint32_t)e[4]);
-    case KC_KJ_D_NULL:
-        return type == KC_T_ARRAY ? v < 0 : v == 0;
-    case KC_KJ_D_EMPTY:
-        return type == KC_T_ARRAY ? v == 0 : (v != 0 && KC_REF_LEN(v) == 0);
-    case KC_KJ_D_STR:
-        return v != 0 && KC_REF_LEN(v) == (size_t)e[5]
-            && memcmp(k->buf + KC_REF_OFF(v), k->blob + e[4], (size_t)e[5]) == 0;
-    case KC_KJ_D_UUID_ZERO: {
-        static const uint8_t zero[16];
-        return v != 0 && KC_REF_LEN(v) == 16 && memcmp(k->buf + KC_REF_OFF(v), zero, 16) == 0;
-    }
-    default:
-        return 0;
-    }
-}
-
-static int kj_struct(kj *k, int sidx, size_t *i)
-{
-    size_t start[KJ_MAX_FIELDS], tstart[KJ_MAX_FIELDS];
-    const int32_t *s = kc_prog_struct(k->code, sidx);
-    int32_t nf = KC_S_NF(s), nt = KC_S_NT(s);
-    if (++k->depth > KC_MAX_DEPTH)
-        return KC_E_DEPTH;
-    /* where each field's value starts: regular fields in wire order, then the tagged
-     * entries in the order the tape has them (JSON order is the schema's) */
-    for (int32_t f = 0; f < nf; f++) {
-        const int32_t *fd = KC_S_FIELD(s, f);
-        start[f] = *i;
-        int64_t w;
-        if (fd[0] != KC_T_STRUCT && fd[0] != KC_T_ARRAY) {
-            w = 1;                    /* a scalar, string, bytes or uuid: one slot */
-        } else if (fd[0] == KC_T_ARRAY && (fd[2] & 0xFF) != KC_T_STRUCT) {
-            if (*i >= k->n)           /* an array of those: its count, then one slot each */
-                return KC_E_TAPE;
-            int64_t cnt = k->tape[*i];
-            if (cnt >= 0 && (uint64_t)cnt > k->n - *i - 1)
-                return KC_E_TAPE;
-            w = cnt < 0 ? 1 : cnt + 1;
-        } else {
-            w = kc_tape_skip(k->code, k->tape, k->n, *i, fd[0], fd[1], fd[2], 0);
-            if (w < 0)
-                return KC_E_TAPE;
-        }
-        *i += (size_t)w;
-    }
-    for (int32_t q = 0; q < nt; q++)
-        tstart[q] = KJ_NONE;
-    if (KC_S_FLAGS(s) & 1) {
-        if (*i >= k->n)
-            return KC_E_TAPE;
-        int64_t ne = k->tape[(*i)++];
-        for (int64_t e = 0; e < ne; e++) {
-            if (*i >= k->n)
-                return KC_E_TAPE;
-            int64_t q = k->tape[(*i)++];
-            if (q < 0) {
-                (*i)++;          /* an unknown tag's payload: dropped, as Kafka's JSON does */
-                continue;
-            }
-            if (q >= nt)
-                return KC_E_TAPE;
-            const int32_t *td = KC_S_TAGGED(s, q);
-            tstart[q] = *i;
-            int64_t w = kc_tape_skip(k->code, k->tape, k->n, *i, td[1], td[2], td[3], 1);
-            if (w < 0)
-                return KC_E_TAPE;
-            *i += (size_t)w;
-        }
-    }
-    if (*i > k->n)
-        return KC_E_TAPE;
-    const int32_t *blk = k->plan + k->plan[2 + sidx];
-    NEED(k, 1);
-    *k->p++ = '{';
-    int first = 1;
-    for (int32_t o = 0; o < blk[0]; o++) {
-        const int32_t *e = blk + 1 + KJ_ENTRY * o;
-        int type, flags, arg;
-        size_t j;
-        if (e[2] >= 0) {
-            const int32_t *fd = KC_S_FIELD(s, e[2]);
-            type = fd[0], flags = fd[1], arg = fd[2];
-            j = start[e[2]];
-        } else {
-            int32_t q = -1 - e[2];
-            const int32_t *td = KC_S_TAGGED(s, q);
-            type = td[1], flags = td[2], arg = td[3];
-            j = tstart[q];
-            if (j == KJ_NONE || kj_is_default(k, e, type, j))
-                continue;          /* absent or at its default: Kafka leaves it out */
-        }
-        NEED(k, (size_t)e[1] + 1);
-        if (!first)
-            *k->p++ = ',';
-        first = 0;
-        memcpy(k->p, k->blob + e[0], (size_t)e[1]);
-        k->p += e[1];
-        int rc = kj_value(k, type, flags, arg, &j);
-        if (rc != KC_OK)
-            return rc;
-    }
-    NEED(k, 1);
-    *k->p++ = '}';
-    k->depth--;
-    return KC_OK;
-}
 
 int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len)
 {
-    if (plan_len < 2 || plan[0] != KC_KJ_MAGIC || plan[1] != code[1] || plan[1] < 1
-        || (size_t)plan[1] + 2 > plan_len)
-        return KC_E_PROGRAM;
-    for (int32_t sidx = 0; sidx < plan[1]; sidx++) {
-        const int32_t *s = kc_prog_struct(code, sidx);
-        int32_t nf = KC_S_NF(s), nt = KC_S_NT(s);
-        if (nf > KJ_MAX_FIELDS || nt > KJ_MAX_FIELDS)
-            return KC_E_PROGRAM;
-        for (int32_t f = 0; f < nf; f++)
-            if (KC_S_FIELD(s, f)[0] == KC_T_FLOAT64
-                || (KC_S_FIELD(s, f)[0] == KC_T_ARRAY && (KC_S_FIELD(s, f)[2] & 0xFF) == KC_T_FLOAT64))
-                return KC_E_PROGRAM;
-        for (int32_t q = 0; q < nt; q++)
-            if (KC_S_TAGGED(s, q)[1] == KC_T_FLOAT64
-                || (KC_S_TAGGED(s, q)[1] == KC_T_ARRAY && (KC_S_TAGGED(s, q)[3] & 0xFF) == KC_T_FLOAT64))
-                return KC_E_PROGRAM;
-        int64_t off = plan[2 + sidx];
-        if (off < 2 + plan[1] || (size_t)off >= plan_len)
-            return KC_E_PROGRAM;
-        int64_t n_out = plan[off];
-        if (n_out < 0 || (size_t)(off + 1 + KJ_ENTRY * n_out) > plan_len)
-            return KC_E_PROGRAM;
-        for (int64_t o = 0; o < n_out; o++) {
-            const int32_t *e = plan + off + 1 + KJ_ENTRY * o;
-            if (e[0] < 0 || e[1] < 0 || (size_t)e[0] + (size_t)e[1] > blob_len)
-                return KC_E_PROGRAM;
-            if (e[2] >= nf || -1 - e[2] >= nt)
-                return KC_E_PROGRAM;
-            if (e[3] < KC_KJ_D_NONE || e[3] > KC_KJ_D_UUID_ZERO || (e[2] >= 0) != (e[3] == KC_KJ_D_NONE))
-                return KC_E_PROGRAM;
-            if (e[3] == KC_KJ_D_STR && (e[4] < 0 || e[5] < 0 || (size_t)e[4] + (size_t)e[5] > blob_len))
-                return KC_E_PROGRAM;
-        }
-    }
-    return KC_OK;
+    return kc_tjson_check(code, plan, plan_len, blob_len, 0);
 }
 
 int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
                    const uint8_t *buf, const int64_t *tape, size_t n_slots,
                    char *out, size_t cap, size_t *out_len)
 {
-    kj k = {code, plan, blob, buf, tape, n_slots, out, out + cap, 0};
-    size_t i = 0;
-    *out_len = 0;
-    int rc = kj_struct(&k, 0, &i);
-    if (rc == KC_OK)
-        *out_len = (size_t)(k.p - out);
-    return rc;
+    kc_tj_msg m = {code, plan, blob, NULL, 0, NULL};
+    return kc_tjson_write(&m, KC_TJ_COMPACT, 0, buf, SIZE_MAX, tape, n_slots, NULL, 0, out, cap,
+                          out_len);
 }
 
 /* ------------------------------------------------------------------------- dump lines */
@@ -348,7 +44,7 @@ static int64_t next_sequence(int32_t seq, int32_t increment)
 
 static char *put_i64(char *p, int64_t v)
 {
-    return put_num(p, v);
+    return p + write_num(p, v);
 }
 
 /* kafka-dump-log's line of an uncompressed, valid, non-control batch (v2). */
@@ -511,7 +207,8 @@ int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_version
             memcpy(p, t->head, (size_t)t->head_len);
             p += t->head_len;
             size_t n = 0;
-            int w = kc_kjson_write(t->code, t->plan, t->blob, data, tape, used, p,
+            kc_tj_msg m = {t->code, t->plan, t->blob, NULL, 0, NULL};
+            int w = kc_tjson_write(&m, KC_TJ_COMPACT, 0, data, data_len, tape, used, NULL, 0, p,
                                    (size_t)(end - p) - 2, &n);
             if (w != KC_OK) {
                 p = line;

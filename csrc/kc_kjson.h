@@ -1,22 +1,9 @@
 /*
- * Kafka's JSON text of decoded messages, and kafka-dump-log's lines for metadata logs.
- *
- * kc_kjson_write turns the spec engine's TAPE (kc_engine.h) into the compact JSON text
- * Kafka's generated <Message>JsonConverter + Jackson print (what kcodec.to_kafka_json
- * gives, dumped with separators "," and ":"): fields in schema order, tagged fields at
- * their default left out, unknown tagged fields dropped, uuids as base64url without
- * padding, bytes as standard base64.  What the tape means comes from a JSON PLAN that
- * kcodec.kraft.dump.kjson_plan (Python) compiles from each program; nothing here knows a message.
- *
- * PLAN (int32 words; blob: the key texts and default strings it points into)
- *   [0] KC_KJ_MAGIC  [1] n_structs (= the program's)
- *   [2 .. 2+n_structs) word offset of each struct block
- *   struct block: [n_out], then n_out x 6 words, in JSON order:
- *     key_off, key_len   blob[key_off..+key_len): `"name":`
- *     src                >= 0: regular field index; < 0: tagged-table index -1 - src
- *     dflt               KC_KJ_D_*: when a tagged field is at its default (left out)
- *     d0, d1             the default: an int64 (d0 low word, d1 high word), or a string
- *                        (blob offset, length)
+ * kafka-dump-log --cluster-metadata-decoder's lines for a window of a metadata log: the
+ * batch line, and for each record its `| offset: ...` line and payload, the record
+ * decoded by the spec engine onto a TAPE (kc_engine.h) and printed in the compact JSON
+ * Kafka's generated <Message>JsonConverter + Jackson print, by kc_tjson.h's writer
+ * (KC_TJ_COMPACT) from a plan kcodec._tjson.tjson_plan(prog, "compact") compiles.
  *
  * Plain C99, no Python headers.
  */
@@ -28,25 +15,11 @@
 
 #include "kc_batch.h"
 
-#define KC_KJ_MAGIC 0x4B4A0001
-
-enum {
-    KC_KJ_D_NONE = 0,   /* a regular field: always written                         */
-    KC_KJ_D_INT,        /* bool / integer equal to (d1 << 32 | d0)                 */
-    KC_KJ_D_NULL,       /* null string / bytes / array / nullable struct           */
-    KC_KJ_D_EMPTY,      /* empty (non-null) array, string or bytes                 */
-    KC_KJ_D_STR,        /* string equal to blob[d0..d0+d1)                          */
-    KC_KJ_D_UUID_ZERO   /* the all-zero uuid                                       */
-};
-
-/* Check a plan against its (checked) program once; the writers trust a checked pair. */
+/* The compact writer of one message under its former names (kc_tjson.h does the work;
+ * the plan is kc_tjson's, from kcodec.kraft.dump.kjson_plan = tjson_plan(prog, "compact")):
+ * kc_kjson_check = kc_tjson_check with no embedded messages; kc_kjson_write =
+ * kc_tjson_write(KC_TJ_COMPACT) of a tape whose byte ranges the caller vouches for. */
 int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len);
-
-/*
- * The JSON text of the message on tape[0..n_slots) (decoded from buf by kc_decode) at
- * out[0..cap).  KC_E_SHORT: out is too small (nothing counts; call again with more
- * room); KC_E_TAPE: the tape does not follow the program.
- */
 int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
                    const uint8_t *buf, const int64_t *tape, size_t n_slots,
                    char *out, size_t cap, size_t *out_len);
@@ -55,7 +28,8 @@ int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
  * kafka-dump-log --cluster-metadata-decoder lines of a window of a metadata log. */
 
 /* One (record type, version) the writer prints: Kafka's text before the data
- * (` payload: {"type":"PARTITION_RECORD","version":1,"data":`), and the message. */
+ * (` payload: {"type":"PARTITION_RECORD","version":1,"data":`), and the message: its
+ * program and its tape-writer plan and blob (kc_tjson.h, checked by kc_tjson_check). */
 typedef struct {
     const int32_t *code;        /* NULL: the record takes the caller's way           */
     const int32_t *plan;

@@ -63,6 +63,60 @@ static int in_range(int64_t pos, int64_t len, size_t data_len)
     return pos >= 0 && len >= 0 && (uint64_t)pos <= data_len && (uint64_t)len <= data_len - (uint64_t)pos;
 }
 
+/* Tape room for a message of n bytes (and, with val, its embedded messages), grown. */
+static int64_t *tape_for(int64_t **tape, size_t *cap, size_t need)
+{
+    if (need > *cap) {
+        free(*tape);
+        *cap = need < 1024 ? 1024 : 2 * need;
+        *tape = malloc(*cap * sizeof **tape);
+        if (!*tape)
+            *cap = 0;
+    }
+    return *tape;
+}
+
+/* The JSON of the message data[pos..end) at p: a flat one straight from its bytes, else
+ * decoded onto the tape and written (with val: a value, written with val->alt when its
+ * switch field says so, handed back when its protocol is another decoder's).  KC_OK,
+ * KC_E_SHORT (no room), KC_E_NOMEM, or another code: the record is the caller's. */
+static int put_msg(const kc_tj_msg *m, const uint8_t *data, size_t data_len, size_t pos, size_t end,
+                   int64_t **tape, size_t *tcap, const kc_odump_value *val, char *p, size_t room,
+                   size_t *n)
+{
+    if (!val || !val->alt.code) {    /* (a switch field is read from the tape) */
+        int w = kc_tjson_direct(m, KC_TJ_PY, data, data_len, pos, end, p, room, n);
+        if (w != KC_TJ_NOT_DIRECT)
+            return w;
+    }
+    /* the tape, and room for embedded messages after it */
+    size_t slots = end - pos + 2;
+    if (!tape_for(tape, tcap, 2 * slots))
+        return KC_E_NOMEM;
+    int64_t *t = *tape, *scratch = *tape + slots;
+    size_t stop = 0, used = 0;
+    if (kc_decode(m->code, data, end, pos, t, slots, &stop, &used, NULL) != KC_OK || stop != end)
+        return KC_E_INVALID;           /* the caller's way says what is wrong */
+    if (val && val->alt.code) {
+        int64_t ref = top_string(val->msg.code, t, used, val->sw_field);
+        if (ref != 0 && KC_REF_LEN(ref) == (size_t)val->sw_len
+            && memcmp(data + KC_REF_OFF(ref), val->sw_text, (size_t)val->sw_len) == 0) {
+            m = &val->alt;
+            int64_t ex = val->ex_len ? top_string(val->msg.code, t, used, val->ex_field) : 0;
+            for (int32_t at = 0; ex != 0 && at < val->ex_len; ) {
+                size_t k = (uint8_t)val->ex_text[at];
+                if (at + 1 + (int64_t)k > val->ex_len)
+                    break;
+                if (KC_REF_LEN(ex) == k && memcmp(data + KC_REF_OFF(ex), val->ex_text + at + 1, k) == 0)
+                    return KC_E_INVALID;   /* another decoder's protocol */
+                at += 1 + (int32_t)k;
+            }
+        }
+    }
+    return kc_tjson_write(m, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len, t, used,
+                          val ? scratch : NULL, val ? slots : 0, p, room, n);
+}
+
 int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_sel *sel,
                    const char *head, int32_t head_len, int64_t base,
                    const uint8_t *data, size_t data_len,
@@ -120,8 +174,8 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
             }
             const kc_odump_type *t = &types[rtype];
             const kc_odump_value *val = NULL;
-            size_t kend = (size_t)r->key_pos + (size_t)r->key_len;
-            size_t vlen = r->value_len >= 0 ? (size_t)r->value_len : 0;
+            size_t kpos = (size_t)r->key_pos + 2, kend = (size_t)r->key_pos + (size_t)r->key_len;
+            size_t vpos = 0, vend = 0, vlen = r->value_len >= 0 ? (size_t)r->value_len : 0;
             if (r->value_len >= 0) {
                 int32_t ver = vlen >= 2 ? (int16_t)((uint16_t)data[r->value_pos] << 8 | data[r->value_pos + 1]) : -1;
                 if (ver < 0 || ver >= t->n_values || !t->values[ver].msg.code) {
@@ -129,53 +183,8 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
                     goto done;
                 }
                 val = &t->values[ver];
-            }
-            /* tapes: the key's, the value's, room for embedded messages */
-            size_t kslots = (size_t)r->key_len + 2, vslots = vlen + 2;
-            size_t need = kslots + 2 * vslots;
-            if (need > tcap) {
-                free(tape);
-                tcap = need < 1024 ? 1024 : 2 * need;
-                tape = malloc(tcap * sizeof *tape);
-                if (!tape) {
-                    rc = KC_E_NOMEM;
-                    goto done;
-                }
-            }
-            int64_t *ktape = tape, *vtape = tape + kslots, *scratch = tape + kslots + vslots;
-            size_t kstop = 0, kused = 0, vstop = 0, vused = 0;
-            if (kc_decode(t->key.code, data, kend, (size_t)r->key_pos + 2, ktape, kslots, &kstop,
-                          &kused, NULL) != KC_OK || kstop != kend) {
-                rc = KC_OD_RECORD;         /* the caller's way says what is wrong */
-                goto done;
-            }
-            const kc_tj_msg *vm = NULL;
-            if (val) {
-                size_t vend = (size_t)r->value_pos + vlen;
-                if (kc_decode(val->msg.code, data, vend, (size_t)r->value_pos + 2, vtape, vslots,
-                              &vstop, &vused, NULL) != KC_OK || vstop != vend) {
-                    rc = KC_OD_RECORD;
-                    goto done;
-                }
-                vm = &val->msg;
-                if (val->alt.code) {
-                    int64_t ref = top_string(val->msg.code, vtape, vused, val->sw_field);
-                    if (ref != 0 && KC_REF_LEN(ref) == (size_t)val->sw_len
-                        && memcmp(data + KC_REF_OFF(ref), val->sw_text, (size_t)val->sw_len) == 0) {
-                        vm = &val->alt;
-                        int64_t ex = val->ex_len ? top_string(val->msg.code, vtape, vused, val->ex_field) : 0;
-                        for (int32_t at = 0; ex != 0 && at < val->ex_len; ) {
-                            size_t n = (uint8_t)val->ex_text[at];
-                            if (at + 1 + (int64_t)n > val->ex_len)
-                                break;
-                            if (KC_REF_LEN(ex) == n && memcmp(data + KC_REF_OFF(ex), val->ex_text + at + 1, n) == 0) {
-                                rc = KC_OD_RECORD;     /* another decoder's protocol */
-                                goto done;
-                            }
-                            at += 1 + (int32_t)n;
-                        }
-                    }
-                }
+                vpos = (size_t)r->value_pos + 2;
+                vend = (size_t)r->value_pos + vlen;
             }
             /* the line: every fixed piece fits, the JSON writers check their own room */
             size_t fixed = h1_len + h2_len + (size_t)t->head_len + (val ? (size_t)val->head_len : 0) + SLACK;
@@ -191,8 +200,8 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
             p = put_lit(p, h2, h2_len);
             p = put_lit(p, t->head, (size_t)t->head_len);
             size_t n = 0;
-            int w = kc_tjson_write(&t->key, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len, ktape,
-                                   kused, NULL, 0, p, (size_t)(end - p) - 96, &n);
+            int w = put_msg(&t->key, data, data_len, kpos, kend, &tape, &tcap, NULL, p,
+                            (size_t)(end - p) - 96, &n);
             if (w == KC_OK) {
                 p += n;
                 if (!val) {
@@ -200,8 +209,8 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
                 } else {
                     p = put_lit(p, val->head, (size_t)val->head_len);
                     size_t room = (size_t)(end - p);
-                    w = room > 96 ? kc_tjson_write(vm, KC_TJ_PY, KC_TJ_F_REFUSE_UNKNOWN, data, data_len,
-                                                   vtape, vused, scratch, vslots, p, room - 96, &n)
+                    w = room > 96 ? put_msg(&val->msg, data, data_len, vpos, vend, &tape, &tcap, val,
+                                            p, room - 96, &n)
                                   : KC_E_SHORT;
                     if (w == KC_OK) {
                         p += n;
@@ -211,7 +220,7 @@ int kc_odump_lines(const kc_odump_type *types, int32_t n_types, const kc_odump_s
             }
             if (w != KC_OK) {
                 p = line;
-                rc = w == KC_E_SHORT ? KC_OD_FULL : KC_OD_RECORD;
+                rc = w == KC_E_SHORT ? KC_OD_FULL : w == KC_E_NOMEM ? KC_E_NOMEM : KC_OD_RECORD;
                 goto done;
             }
         }

@@ -2,6 +2,8 @@
 #include "kc_tjson.h"
 #include "kc_engine.h"
 #include "kc_jtext.h"
+#include "kc_varint.h"
+#include "kc_wire.h"
 
 #include <string.h>
 
@@ -169,6 +171,24 @@ static int tj_value(tj *k, int type, int flags, int arg, int embed, size_t *i)
         if ((uint64_t)v > k->n)
             return KC_E_TAPE;
         int et = arg & 0xFF, es = arg >> 8;
+        if (et >= KC_T_INT8 && et <= KC_T_INT64 && et != KC_T_FLOAT64) {
+            /* ints (replicas, ISRs): one room check, no call per element */
+            if ((uint64_t)v > k->n - *i)
+                return KC_E_TAPE;
+            NEED(k, 24 * (size_t)v + 2);
+            *k->p++ = '[';
+            const int64_t *t = k->tape + *i;
+            for (int64_t e = 0; e < v; e++) {
+                if (e) {
+                    memcpy(k->p, k->sep, 2);
+                    k->p += k->sep_len;
+                }
+                k->p += write_num(k->p, t[e]);
+            }
+            *k->p++ = ']';
+            *i += (size_t)v;
+            return KC_OK;
+        }
         *k->p++ = '[';
         for (int64_t e = 0; e < v; e++) {
             if (e) {
@@ -219,6 +239,14 @@ static int tj_is_default(const tj *k, const int32_t *e, int type, size_t j)
 /* Slots of one regular field's value at tape[i]: 1 for scalars, else the engine says. */
 static int64_t tj_width(const tj *k, const int32_t *fd, size_t i)
 {
+    if (fd[0] == KC_T_ARRAY && (fd[2] & 0xFF) != KC_T_STRUCT) {
+        if (i >= k->n)            /* an array of scalars: its count, then one slot each */
+            return -1;
+        int64_t cnt = k->tape[i];
+        if (cnt >= 0 && (uint64_t)cnt > k->n - i - 1)
+            return -1;
+        return cnt < 0 ? 1 : cnt + 1;
+    }
     switch (fd[0]) {
     case KC_T_STRUCT: case KC_T_ARRAY:
         return kc_tape_skip(k->m->code, k->tape, k->n, i, fd[0], fd[1], fd[2], 0);
@@ -317,22 +345,29 @@ static int tj_struct(tj *k, int sidx, size_t *i)
                 return KC_E_TAPE;
             const uint8_t *str = k->buf + off;
             if (len <= 16 && k->buf_len - off >= 16) {
-                /* a short string: its 16 bytes (and what follows it) checked and copied
-                 * at once, the exact path only when an escape may be needed */
-                uint64_t w0, w1;
-                memcpy(&w0, str, 8);
-                memcpy(&w1, str + 8, 8);
-                if (!word_needs_escape(w0) && !word_needs_escape(w1)) {
-                    *p = '"';
-                    memcpy(p + 1, str, 16);
-                    p[1 + len] = '"';
-                    p += 2 + len;
+                /* a short string: checked and copied 16 bytes at once, the exact path
+                 * only when an escape may be needed */
+                char *q = write_short_string(p, str, len);
+                if (q) {
+                    p = q;
                     continue;
                 }
             }
             if ((size_t)(end - p) < 2 + 6 * len + 32)
                 return KC_E_SHORT;
             p = write_string_hex(p, str, str + len, k->hex);
+            continue;
+        }
+        if (type == KC_T_UUID && j < k->n && k->tape[j] != 0) {
+            /* ids (topic ids in metadata records): 22 base64url characters, in the room
+             * checked above */
+            int64_t v = k->tape[j];
+            size_t off = KC_REF_OFF(v);
+            if (KC_REF_LEN(v) != 16 || off > k->buf_len || 16 > k->buf_len - off)
+                return KC_E_TAPE;
+            *p++ = '"';
+            p = base64(p, k->buf + off, 16, B64URL, 0);
+            *p++ = '"';
             continue;
         }
         k->p = p;
@@ -399,12 +434,254 @@ int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, si
     return KC_OK;
 }
 
+/* ------------------------------------------------------------------------- */
+/* flat messages: fixed texts between the top struct's values */
+
+static int flat_type(int type)
+{
+    return type == KC_T_BOOL || type == KC_T_STRING
+        || (type >= KC_T_INT8 && type <= KC_T_INT64 && type != KC_T_FLOAT64);
+}
+
+static int flat_text(kc_tj_flat *f, int32_t *t, const char *a, size_t a_len, const char *b,
+                     size_t b_len, int32_t *off, int32_t *len)
+{
+    if ((size_t)*t + a_len + b_len > KC_TJ_FLAT_TEXT)
+        return 0;
+    *off = *t;
+    memcpy(f->text + *t, a, a_len);
+    memcpy(f->text + *t + a_len, b, b_len);
+    *len = (int32_t)(a_len + b_len);
+    *t += *len;
+    return 1;
+}
+
+int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *f)
+{
+    const int32_t *s = kc_prog_struct(m->code, 0);
+    const int32_t *blk = m->plan + m->plan[2];
+    const char *sep = style == KC_TJ_COMPACT ? "," : ", ";
+    int32_t t = 0, room = 32;
+    memset(f, 0, sizeof *f);
+    f->style = style;
+    f->n_fields = KC_S_NF(s);
+    f->flexible = KC_S_FLAGS(s) & 1;
+    /* every regular field one slot: the tape's slot of field f is f */
+    for (int32_t q = 0; q < KC_S_NF(s); q++)
+        if (!flat_type(KC_S_FIELD(s, q)[0]))
+            return KC_E_PROGRAM;
+    for (int32_t o = 0; o < blk[0]; o++) {
+        const int32_t *e = blk + 1 + KC_TJ_ENTRY * o;
+        if (e[2] < 0)
+            continue;              /* tagged: on this path, absent */
+        int type = KC_S_FIELD(s, e[2])[0];
+        if (f->n_ops == KC_TJ_FLAT_OPS || e[6] >= 0)
+            return KC_E_PROGRAM;
+        int32_t *op = &f->ops[f->n_ops].text_off;
+        if (!flat_text(f, &t, f->n_ops ? sep : "{", f->n_ops ? strlen(sep) : 1, m->blob + e[0],
+                       (size_t)e[1], &op[0], &op[1]))
+            return KC_E_PROGRAM;
+        op[2] = e[2];
+        op[3] = type == KC_T_STRING ? KC_TJ_FLAT_STR : type == KC_T_BOOL ? KC_TJ_FLAT_BOOL : KC_TJ_FLAT_NUM;
+        op[4] = type;
+        op[5] = KC_S_FIELD(s, e[2])[1];
+        room += (op[1] + 15) / 16 * 16 + 24;
+        f->n_ops++;
+    }
+    if (!flat_text(f, &t, f->n_ops ? "}" : "{}", f->n_ops ? 1 : 2, "", 0, &f->tail_off, &f->tail_len))
+        return KC_E_PROGRAM;
+    f->room = room + 16;
+    f->direct = f->n_ops == f->n_fields;
+    for (int32_t o = 0; o < f->n_ops; o++)
+        f->direct &= f->ops[o].slot == o;
+    return KC_OK;
+}
+
+/* Copies of fixed texts in 16-byte steps (the text has KC_TJ_PAD bytes after it, the
+ * output the room counted for it). */
+static char *flat_copy(char *p, const char *s, int32_t n)
+{
+    for (int32_t c = 0; c < n; c += 16)
+        memcpy(p + c, s + c, 16);
+    return p + n;
+}
+
+/* The flat writer: 1 when the tape is not flat (tagged fields present), else a status. */
+static int tj_flat(const kc_tj_flat *f, const uint8_t *buf, size_t buf_len, const int64_t *tape,
+                   size_t n, const char *hex, char *out, size_t cap, size_t *out_len)
+{
+    if (n != (size_t)f->n_fields + (size_t)f->flexible || (f->flexible && tape[f->n_fields] != 0))
+        return 1;
+    char *p = out, *end = out + cap;
+    if ((size_t)(end - p) < (size_t)f->room)
+        return KC_E_SHORT;
+    for (int32_t o = 0; o < f->n_ops; o++) {
+        p = flat_copy(p, f->text + f->ops[o].text_off, f->ops[o].text_len);
+        int64_t v = tape[f->ops[o].slot];
+        switch (f->ops[o].kind) {
+        case KC_TJ_FLAT_NUM:
+            p += write_num(p, v);
+            break;
+        case KC_TJ_FLAT_BOOL:
+            if (v)
+                LIT(p, "true");
+            else
+                LIT(p, "false");
+            break;
+        default: {
+            if (v == 0) {
+                LIT(p, "null");
+                break;
+            }
+            size_t off = KC_REF_OFF(v), len = KC_REF_LEN(v);
+            if (off > buf_len || len > buf_len - off)
+                return KC_E_TAPE;
+            const uint8_t *str = buf + off;
+            if (len <= 16 && buf_len - off >= 16) {
+                char *q = write_short_string(p, str, len);
+                if (q) {
+                    p = q;
+                    break;
+                }
+            }
+            if ((size_t)(end - p) < 2 + 6 * len + (size_t)f->room)
+                return KC_E_SHORT;
+            p = write_string_hex(p, str, str + len, hex);
+        }
+        }
+    }
+    p = flat_copy(p, f->text + f->tail_off, f->tail_len);
+    *out_len = (size_t)(p - out);
+    return KC_OK;
+}
+
+/* A string field's JSON straight from the bytes at buf[*pos..end), as kc_decode reads it
+ * (KC_TJ_NOT_DIRECT where it would fail). */
+static int direct_string(const uint8_t *buf, size_t buf_len, size_t *pos, size_t end, int flags,
+                         const char *hex, char **pp, char *oend, size_t room)
+{
+    int64_t n;
+    size_t at = *pos;
+    if (flags & KC_F_COMPACT) {
+        uint32_t u;
+        int r = kc_read_uvarint(buf + at, end - at, &u);
+        if (r < 0)
+            return KC_TJ_NOT_DIRECT;
+        at += (size_t)r;
+        n = (int64_t)u - 1;
+    } else {
+        if (end - at < 2)
+            return KC_TJ_NOT_DIRECT;
+        n = (int16_t)rd16(buf + at);
+        at += 2;
+    }
+    char *p = *pp;
+    if (n < 0) {
+        if (!(flags & KC_F_NULLABLE))
+            return KC_TJ_NOT_DIRECT;
+        LIT(p, "null");
+        *pp = p;
+        *pos = at;
+        return KC_OK;
+    }
+    if (n > 0x7fff || (uint64_t)n > end - at)
+        return KC_TJ_NOT_DIRECT;
+    const uint8_t *s = buf + at, *e = s + n;
+    if (n <= 16 && buf_len - at >= 16) {
+        /* no escape, and ASCII (hence UTF-8) */
+        if (!short_needs_escape(s, (size_t)n, 1)) {
+            *p = '"';
+            memcpy(p + 1, s, 16);
+            p[1 + n] = '"';
+            *pp = p + 2 + n;
+            *pos = at + (size_t)n;
+            return KC_OK;
+        }
+    }
+    if (utf8_check(s, (size_t)n) != (size_t)n)
+        return KC_TJ_NOT_DIRECT;
+    if ((size_t)(oend - p) < 2 + 6 * (size_t)n + room)
+        return KC_E_SHORT;
+    *pp = write_string_hex(p, s, e, hex);
+    *pos = at + (size_t)n;
+    return KC_OK;
+}
+
+/* Bytes of the flat types' values on the wire. */
+static const uint8_t DIRECT_WIDTH[KC_T_ARRAY + 1] = {
+    [KC_T_BOOL] = 1, [KC_T_INT8] = 1, [KC_T_INT16] = 2, [KC_T_UINT16] = 2, [KC_T_INT32] = 4,
+    [KC_T_UINT32] = 4, [KC_T_INT64] = 8};
+
+int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
+                    size_t end, char *out, size_t cap, size_t *out_len)
+{
+    const kc_tj_flat *f = m->flat;
+    const char *hex = style == KC_TJ_COMPACT ? HEX_UPPER : HEX;
+    char *p = out, *oend = out + cap;
+    *out_len = 0;
+    if (!f || !f->direct || f->style != style || end > buf_len || pos > end)
+        return KC_TJ_NOT_DIRECT;
+    if ((size_t)(oend - p) < (size_t)f->room)
+        return KC_E_SHORT;
+    for (int32_t o = 0; o < f->n_ops; o++) {
+        p = flat_copy(p, f->text + f->ops[o].text_off, f->ops[o].text_len);
+        int type = f->ops[o].type;
+        if (type == KC_T_STRING) {
+            int rc = direct_string(buf, buf_len, &pos, end, f->ops[o].flags, hex, &p, oend,
+                                   (size_t)f->room);
+            if (rc != KC_OK)
+                return rc;
+            continue;
+        }
+        const uint8_t *q = buf + pos;
+        size_t wd = DIRECT_WIDTH[type];          /* a flat type: 1, 2, 4 or 8 */
+        if (end - pos < wd)
+            return KC_TJ_NOT_DIRECT;
+        pos += wd;
+        int64_t v;
+        switch (type) {
+        case KC_T_BOOL:
+            if (q[0])
+                LIT(p, "true");
+            else
+                LIT(p, "false");
+            continue;
+        case KC_T_INT8: v = (int8_t)q[0]; break;
+        case KC_T_INT16: v = (int16_t)rd16(q); break;
+        case KC_T_UINT16: v = rd16(q); break;
+        case KC_T_INT32: v = (int32_t)rd32(q); break;
+        case KC_T_UINT32: v = rd32(q); break;
+        default: v = (int64_t)rd64(q); break;     /* KC_T_INT64 */
+        }
+        p += write_num(p, v);
+    }
+    if (f->flexible) {            /* no tagged field: a zero count */
+        uint32_t u;
+        int r = kc_read_uvarint(buf + pos, end - pos, &u);
+        if (r < 0 || u != 0)
+            return KC_TJ_NOT_DIRECT;
+        pos += (size_t)r;
+    }
+    if (pos != end)
+        return KC_TJ_NOT_DIRECT;
+    p = flat_copy(p, f->text + f->tail_off, f->tail_len);
+    *out_len = (size_t)(p - out);
+    return KC_OK;
+}
+
 int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
                    const int64_t *tape, size_t n_slots, int64_t *scratch, size_t scratch_cap,
                    char *out, size_t cap, size_t *out_len)
 {
     tj k;
     size_t i = 0;
+    *out_len = 0;
+    if (m->flat && m->flat->style == style) {
+        int rc = tj_flat(m->flat, buf, buf_len, tape, n_slots,
+                         style == KC_TJ_COMPACT ? HEX_UPPER : HEX, out, cap, out_len);
+        if (rc != 1)
+            return rc;
+    }
     k.m = m;
     k.buf = buf;
     k.buf_len = buf_len;

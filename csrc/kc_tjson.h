@@ -54,6 +54,30 @@ enum { KC_TJ_F_REFUSE_UNKNOWN = 1 };
 
 typedef struct kc_tj_msg kc_tj_msg;
 
+/* A FLAT message's writer (kc_tjson_flat): one whose top struct holds only integers,
+ * booleans and strings, so that its tape is one slot per regular field (then, when
+ * flexible, the tagged count).  Its JSON is then fixed texts ("{" or the separator and
+ * the key) between the fields' values, written in one loop with no look-up; a message
+ * holding tagged fields takes the general writer. */
+#define KC_TJ_FLAT_OPS 32
+#define KC_TJ_FLAT_TEXT 1024
+enum { KC_TJ_FLAT_NUM = 0, KC_TJ_FLAT_BOOL, KC_TJ_FLAT_STR };
+typedef struct {
+    int32_t style;              /* the style the texts were made for                 */
+    int32_t n_ops;
+    int32_t n_fields;           /* the top struct's regular fields (= slots)          */
+    int32_t flexible;           /* then one slot: the tagged count (0 for this path)  */
+    int32_t tail_off, tail_len; /* "}" (or "{}" when no field)                        */
+    int32_t room;               /* bytes every line needs but the strings'            */
+    int32_t direct;             /* the ops are the fields in wire order: the message can
+                                   be written straight from its bytes (kc_tjson_direct) */
+    struct {
+        int32_t text_off, text_len, slot, kind;
+        int32_t type, flags;    /* the field's (KC_T_*, KC_F_*)                       */
+    } ops[KC_TJ_FLAT_OPS];
+    char text[KC_TJ_FLAT_TEXT + KC_TJ_PAD];
+} kc_tj_flat;
+
 /* An embedded message: its program at each int16 version prefix 0..n_versions-1. */
 typedef struct {
     const kc_tj_msg *versions;
@@ -66,12 +90,26 @@ struct kc_tj_msg {
     const char *blob;
     const kc_tj_embed *embeds;  /* the plan's embed indices point here               */
     int32_t n_embeds;
+    const kc_tj_flat *flat;     /* NULL, or the message's flat writer (kc_tjson_flat)  */
 };
 
 /* Check a plan against its (checked) program once; the writer trusts a checked pair.
  * Embedded messages' plans must embed nothing themselves. */
 int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len,
                    int32_t n_embeds);
+
+/* The flat writer of a checked (program, plan) pair written in `style` into *out:
+ * KC_OK, or KC_E_PROGRAM when the message is not flat (or too big for kc_tj_flat). */
+int kc_tjson_flat(const kc_tj_msg *m, int style, kc_tj_flat *out);
+
+/* A flat message's JSON (m->flat, the same text as kc_decode + kc_tjson_write give)
+ * written straight from its bytes buf[pos..end) (buf_len: what may be read past end,
+ * unused): KC_OK, KC_E_SHORT, or KC_TJ_NOT_DIRECT when the message is not flat or its
+ * bytes are not plainly it (a field that does not read, a tagged field, bytes left
+ * over): kc_decode and kc_tjson_write then say what they are. */
+#define KC_TJ_NOT_DIRECT 101
+int kc_tjson_direct(const kc_tj_msg *m, int style, const uint8_t *buf, size_t buf_len, size_t pos,
+                    size_t end, char *out, size_t cap, size_t *out_len);
 
 /*
  * The JSON text of the message on tape[0..n_slots) (decoded from buf by kc_decode) at

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from array import array
 from typing import Any, Dict, List, Optional, Tuple
-
-import numpy as np
 
 from ._program import (F_TAGGED, T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8, T_INT16, T_INT32,
                        T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32, T_UUID, Program)
 
-__all__ = ["tjson_plan", "MAGIC"]
+__all__ = ["tjson_plan", "default_words", "MAGIC"]
 
 MAGIC = 0x544A0001
 _D_NONE, _D_INT, _D_NULL, _D_EMPTY, _D_STR, _D_UUID_ZERO = range(6)
@@ -31,7 +30,7 @@ def _i32(v: int) -> int:
     return v - (1 << 32) if v >= 1 << 31 else v
 
 
-def _default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
+def default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
     """How the writer tells a tagged field at its default: ``(kind, d0, d1)``; ValueError
     for a default it cannot compare (the caller then prints the message another way)."""
     d, t = f.default, f.type
@@ -53,8 +52,9 @@ def _default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
 
 
 def tjson_plan(prog: Program, style: str = "py",
-               embeds: Optional[Dict[Tuple[str, str], int]] = None) -> Tuple[np.ndarray, bytes]:
-    """The writer's plan of ``prog`` (int32 words) and its blob.  ``embeds`` maps
+               embeds: Optional[Dict[Tuple[str, str], int]] = None) -> Tuple["array[int]", bytes]:
+    """The writer's plan of ``prog`` (int32 words, no NumPy: the KRaft dump's fast path
+    starts without it) and its blob.  ``embeds`` maps
     ``(struct name, field name)`` of bytes fields to the index of the embedded message
     table the writer is given.  ValueError when the writer cannot print the message
     exactly (float64 fields, defaults it cannot compare)."""
@@ -73,7 +73,7 @@ def tjson_plan(prog: Program, style: str = "py",
             blob += key
             embed = embeds.get((sp.name, f.name), -1)
             if f.flags & F_TAGGED:
-                kind, d0, d1 = _default_words(f, blob)
+                kind, d0, d1 = default_words(f, blob)
                 words += [at, len(key), -1 - sp.tag_index[f.tag], kind, d0, d1, embed]
             else:
                 words += [at, len(key), regular[id(f)], _D_NONE, 0, 0, embed]
@@ -83,4 +83,4 @@ def tjson_plan(prog: Program, style: str = "py",
     for i, words in enumerate(blocks):
         plan[2 + i] = len(plan)
         plan += words
-    return np.array(plan, np.int32), bytes(blob) + bytes(16)     # KC_TJ_PAD
+    return array("i", plan), bytes(blob) + bytes(16)     # KC_TJ_PAD

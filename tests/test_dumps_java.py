@@ -4,7 +4,7 @@
   classes wrote, in batches of every shape: see gen/make_kraft_log.py) equals the text
   Kafka 4.1.1's ``DumpLogSegments --cluster-metadata-decoder`` printed for it, byte for
   byte, and so does the reference path (kcodec.kraft.dump_lines);
-* the tape writer (csrc/kc_kjson.c) prints every vector Kafka's JsonConverter wrote as
+* the tape writer (csrc/kc_tjson.c, compact style) prints every vector Kafka's JsonConverter wrote as
   Kafka did, for every message and version of the shared corpus;
 * the fixture log's dump equals kafka-dump-log.txt through the columnar writer too,
   with buffers small enough that every line takes the resume path.

@@ -360,3 +360,58 @@ def test_a_registered_protocol_decoder_is_honoured(monkeypatch):
 def test_line_writer_kernels_are_warning_free_c99(src, tmp_path):
     _compile(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-I", str(CSRC),
               "-c", str(CSRC / src), "-o", str(tmp_path / "x.o")], tmp_path)
+
+
+def test_flat_messages_written_straight_from_bytes_as_from_the_tape():
+    """kc_tjson_direct (a flat message's JSON straight from its bytes) gives the tape
+    writer's text, or leaves the message to it, on every group-coordinator key and value
+    that is flat and on byte-mutated, cut and lengthened copies of them."""
+    import kcodec
+    from kcodec._program import T_BOOL, T_STRING
+    from kcodec.offsets.dump import _writer
+    from kcodec.offsets.records import record_types
+    _odump = pytest.importorskip("kcodec.offsets._odump")
+    rnd = random.Random(11)
+    texts = ["", "g", "group-00138", "x" * 16, "y" * 17, "caf\u00e9", 'q"\\', "\x01tab\t", "\u2603" * 6]
+    checked = direct = 0
+    for info in record_types().values():
+        for name in (info.key, info.value):
+            spec = kcodec.spec(name)
+            for v in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
+                prog = kcodec.program(name, v)
+                try:
+                    w = _writer(prog)
+                except ValueError:        # not the C writer's (the reference prints it)
+                    continue
+                if not w.flat:
+                    continue
+                for _ in range(60):
+                    value = {}
+                    for f in prog.top.fields:
+                        value[f.name] = (rnd.choice(texts) if f.type == T_STRING else
+                                         rnd.choice([True, False]) if f.type == T_BOOL else
+                                         rnd.choice([0, 1, -1, 99, 100, 127, -128]))
+                    try:
+                        data = bytearray(kcodec.encode(name, value, v))
+                    except Exception:
+                        continue
+                    variants = [bytes(data), bytes(data[:-1]), bytes(data) + b"\x00"]
+                    for _ in range(8):
+                        m = bytearray(data)
+                        if m:
+                            m[rnd.randrange(len(m))] = rnd.randrange(256)
+                        variants.append(bytes(m))
+                    for b in variants:
+                        # as in a window: more bytes after the message (the short-string
+                        # path reads 16 at a time), and none
+                        got = w.direct(b + b"\x00\x09topic" + bytes(16), 0, len(b))
+                        assert w.direct(b) == got
+                        try:
+                            want = w.dumps(b)
+                        except Exception:
+                            want = None
+                        checked += 1
+                        if got is not None:
+                            direct += 1
+                            assert got == want, (name, v, b.hex())
+    assert checked > 1000 and direct > 500

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """``kcodec kraft dump``'s fast path: scanner (csrc/kc_batch.c) and line writer
-(csrc/kc_kjson.c) on one window of a metadata log, with no NumPy.
+(csrc/kc_kjson.c, the records' JSON by csrc/kc_tjson.c) on one window of a metadata log, with no NumPy.
 
 The command is often run once on one log: starting it must not cost more than the
 dump.  This binding keeps the scanner's arrays in C memory and hands Python only
@@ -32,25 +32,8 @@ cdef extern from "kc_batch.h" nogil:
 cdef extern from "kc_engine.h" nogil:
     int kc_program_check(const int32_t *code, size_t code_len)
 
-cdef extern from "kc_kjson.h" nogil:
-    int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len)
-    ctypedef struct kc_kdump_type:
-        const int32_t *code
-        const int32_t *plan
-        const char *blob
-        const char *head
-        int32_t head_len
-    ctypedef struct kc_kdump_state:
-        int64_t batch
-        int64_t record
-        int64_t position
-    enum:
-        KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD
-    int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_versions,
-                       const uint8_t *data, size_t data_len,
-                       const kc_batch *batches, int64_t n_batches,
-                       const kc_record *recs, int64_t n_recs,
-                       kc_kdump_state *st, char *out, size_t cap, size_t *out_len)
+from kcodec._kc_tjson cimport (kc_tjson_check, kc_kdump_type, kc_kdump_state, KC_KD_DONE, KC_KD_FULL,
+                               KC_KD_BATCH, KC_KD_RECORD, kc_kdump_lines)
 
 DONE, FULL, BATCH, RECORD = KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD
 
@@ -94,7 +77,7 @@ cdef class Types:
             head = bytes(head)
             if c.shape[0] < 3 or kc_program_check(&c[0], c.shape[0]) != KC_OK:
                 raise ValueError(f"Types: ({key}, {ver}): not a valid program")
-            if p.shape[0] < 2 or kc_kjson_check(&c[0], &p[0], p.shape[0], len(blob)) != KC_OK:
+            if p.shape[0] < 2 or kc_tjson_check(&c[0], &p[0], p.shape[0], len(blob), 0) != KC_OK:
                 raise ValueError(f"Types: ({key}, {ver}): the plan does not fit the program")
             self.keep += [c, p, blob, head]
             e = &self.t[key * self.n_versions + ver]
@@ -197,3 +180,35 @@ cdef class Dumper:
         self.st.position += <int64_t>self.b[self.st.batch].batch_length + 12
         self.st.batch += 1
         self.st.record = -1
+
+
+def dump_lines(Types types, object data, object batches, object records, int64_t[::1] state,
+               bytearray out):
+    """The general path's writer (kcodec.kraft.dump on kcodec.log's chunks): lines of a
+    window into ``out`` from where ``state`` (int64: batch, record or -1, position)
+    stands; returns ``(code, bytes written)`` as :meth:`Dumper.lines`.  ``batches`` /
+    ``records``: the scanner's arrays (BATCH_DTYPE, RECORD_DTYPE) over ``data``."""
+    cdef const uint8_t[::1] d = memoryview(data).cast("B")
+    cdef const uint8_t[::1] b = memoryview(batches).cast("B")
+    cdef const uint8_t[::1] r = memoryview(records).cast("B")
+    cdef kc_kdump_state st
+    cdef size_t wrote = 0
+    cdef int rc
+    if state.shape[0] != 3:
+        raise ValueError("dump_lines: state takes 3 numbers")
+    if <size_t>b.shape[0] != len(batches) * sizeof(kc_batch) or <size_t>r.shape[0] != len(records) * sizeof(kc_record):
+        raise ValueError("dump_lines: not the scanner's arrays")
+    st.batch, st.record, st.position = state[0], state[1], state[2]
+    cdef const uint8_t *dp = &d[0] if d.shape[0] else <const uint8_t *>b""
+    cdef const void *bp = &b[0] if b.shape[0] else NULL
+    cdef const void *rp = &r[0] if r.shape[0] else NULL
+    cdef int64_t nb = len(batches), nr = len(records)
+    cdef char *op = PyByteArray_AS_STRING(out)
+    cdef size_t cap = len(out)
+    with nogil:
+        rc = kc_kdump_lines(types.t, types.n_keys, types.n_versions, dp, d.shape[0],
+                            bp, nb, rp, nr, &st, op, cap, &wrote)
+    state[0], state[1], state[2] = st.batch, st.record, st.position
+    if rc < 0 or rc > KC_KD_RECORD:
+        raise status_error(rc, "dump_lines")
+    return rc, wrote

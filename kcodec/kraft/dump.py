@@ -21,18 +21,15 @@ corrupt and compressed batches, ``--salvage``) writes the rest.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
-import uuid
 from array import array
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
 import kcodec
 from kcodec import _ext
-from kcodec._program import (F_TAGGED, T_ARRAY, T_BOOL, T_BYTES, T_FLOAT64, T_INT8, T_INT16,
-                             T_INT32, T_INT64, T_RECORDS, T_STRING, T_STRUCT, T_UINT16, T_UINT32,
-                             T_UUID, Program)
+from kcodec._program import Program
+from kcodec._tjson import tjson_plan
 
 from .records import RECORD_TYPES, record_type_name
 
@@ -41,76 +38,19 @@ from .records import RECORD_TYPES, record_type_name
 
 __all__ = ["kjson_plan", "write_dump", "dump_file"]
 
-# the fast path's binding (csrc/kc_batch.c + kc_kjson.c, no NumPy), and the general
-# path's writer (kcodec.log._jsonl, loaded when a log needs it); both are built by the
-# same setup.py or neither: without them every line takes the reference path
+# the line writer's binding (csrc/kc_batch.c + kc_kjson.c + kc_tjson.c, no NumPy): the
+# fast path's scanner and both paths' writer; without it every line takes the reference
+# path
 _fast = _ext.load("kcodec.kraft._dump")
-_jsonl_mod: Any = None
-
-
-def _jsonl() -> Any:
-    global _jsonl_mod
-    if _jsonl_mod is None:
-        _jsonl_mod = _ext.load("kcodec.log._jsonl") or False
-    return _jsonl_mod
-
-_MAGIC = 0x4B4A0001
-_D_NONE, _D_INT, _D_NULL, _D_EMPTY, _D_STR, _D_UUID_ZERO = range(6)
-_INTS = (T_BOOL, T_INT8, T_INT16, T_UINT16, T_INT32, T_UINT32, T_INT64)
-_REFS = (T_STRING, T_BYTES, T_RECORDS, T_UUID, T_ARRAY, T_STRUCT)
-
-
-def _default_words(f: Any, blob: bytearray) -> Tuple[int, int, int]:
-    """How the writer tells a tagged field at its default (Kafka leaves it out of the JSON):
-    ``(kind, d0, d1)``; ValueError for a default it cannot compare (the program then
-    takes the reference path)."""
-    d, t = f.default, f.type
-    if t in _INTS and type(d) in (bool, int) and (type(d) is bool) == (t == T_BOOL):
-        v = int(d) & 0xFFFFFFFFFFFFFFFF
-        lo, hi = v & 0xFFFFFFFF, v >> 32
-        return _D_INT, lo - (1 << 32) if lo >= 1 << 31 else lo, hi - (1 << 32) if hi >= 1 << 31 else hi
-    if d is None and t in _REFS:
-        return _D_NULL, 0, 0
-    if t == T_STRING and type(d) is str:
-        b = d.encode()
-        at = len(blob)
-        blob += b
-        return _D_STR, at, len(b)
-    if (t in (T_BYTES, T_RECORDS) and type(d) is bytes and not d) or (t == T_ARRAY and d == []):
-        return _D_EMPTY, 0, 0
-    if t == T_UUID and isinstance(d, uuid.UUID) and d.int == 0:
-        return _D_UUID_ZERO, 0, 0
-    raise ValueError(f"tagged field {f.name}: default {d!r} of type {t}")
 
 
 def kjson_plan(prog: Program) -> Tuple["array[int]", bytes]:
-    """The JSON plan of a program (csrc/kc_kjson.h): for each struct, its fields in the
-    schema's order with their keys, where the tape has them, and the tagged fields'
+    """The JSON plan of a program for the tape writer in Kafka's compact style
+    (csrc/kc_tjson.h, :func:`kcodec._tjson.tjson_plan`): for each struct, its fields in
+    the schema's order with their keys, where the tape has them, and the tagged fields'
     defaults.  ValueError when the writer cannot print the message exactly (float64
     fields, defaults it cannot compare): then the reference path prints it."""
-    blob = bytearray()
-    blocks: List[List[int]] = []
-    for sp in prog.structs:
-        words = [len(sp.ordered)]
-        regular = {id(f): i for i, f in enumerate(sp.fields)}
-        for f in sp.ordered:
-            if f.type == T_FLOAT64 or (f.type == T_ARRAY and (f.arg & 0xFF) == T_FLOAT64):
-                raise ValueError(f"{sp.name}.{f.name}: float64")
-            key = (json.dumps(f.name, ensure_ascii=False) + ":").encode()
-            at = len(blob)
-            blob += key
-            if f.flags & F_TAGGED:
-                kind, d0, d1 = _default_words(f, blob)
-                words += [at, len(key), -1 - sp.tag_index[f.tag], kind, d0, d1]
-            else:
-                words += [at, len(key), regular[id(f)], _D_NONE, 0, 0]
-        blocks.append(words)
-    n = len(blocks)
-    plan = [_MAGIC, n] + [0] * n
-    for i, words in enumerate(blocks):
-        plan[2 + i] = len(plan)
-        plan += words
-    return array("i", plan), bytes(blob)
+    return tjson_plan(prog, "compact")
 
 
 _ENTRIES: Optional[Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]] = None
@@ -136,22 +76,11 @@ def _entries() -> Dict[Tuple[int, int], Tuple[Program, Any, bytes, bytes]]:
     return _ENTRIES
 
 
-_TYPES: Any = None
 _FAST_TYPES: Any = None
 
 
-def _types() -> Any:
-    """The general path's writer table (kcodec.log._jsonl)."""
-    global _TYPES
-    if _TYPES is None:
-        jl = _jsonl()
-        _TYPES = jl.KraftDumpTypes({k: (jl.KafkaJson(prog.code, plan, blob), head)
-                                    for k, (prog, plan, blob, head) in _entries().items()})
-    return _TYPES
-
-
 def _fast_types() -> Any:
-    """The fast path's writer table (kcodec.kraft._dump)."""
+    """The writer's table (kcodec.kraft._dump), for both paths."""
     global _FAST_TYPES
     if _FAST_TYPES is None:
         _FAST_TYPES = _fast.Types({k: (prog.code, plan, blob, head)
@@ -296,10 +225,9 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
     import numpy as np
     from kcodec import log
     from kcodec.log import dump as log_dump
-    jl = _jsonl()
     size = os.path.getsize(path)
     valid = start
-    types = _types()
+    types = _fast_types()
     buf = bytearray(block)
     state = np.zeros(3, np.int64)
     for ch in log.iter_chunks(path, salvage=salvage):
@@ -315,12 +243,12 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
         state[0], state[1], state[2] = first, -1, valid
         batch: Any = None
         while True:
-            rc, n = jl.kraft_dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
+            rc, n = _fast.dump_lines(types, ch.data, ch.batches, ch.records, state, buf)
             if n:
                 yield memoryview(buf)[:n]         # (buf is written again after this)
-            if rc == jl.DUMP_DONE:
+            if rc == _fast.DONE:
                 break
-            if rc == jl.DUMP_FULL:
+            if rc == _fast.FULL:
                 if n == 0:                     # one line longer than the buffer
                     buf = bytearray(2 * len(buf))
                 continue
@@ -328,7 +256,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
             if batch is None or batch[0] != i:
                 batch = (i, log_dump.chunk_batch(ch, i))
             b = batch[1]
-            if rc == jl.DUMP_RECORD:
+            if rc == _fast.RECORD:
                 yield _record_text(b, b.records[int(state[1])]).encode()
                 state[1] += 1
                 continue

@@ -426,35 +426,14 @@ cdef extern from "kc_engine.h" nogil:
     int kc_decode(const int32_t *code, const uint8_t *buf, size_t len, size_t pos,
                   int64_t *tape, size_t cap, size_t *end, size_t *n_slots, void *err)
 
-cdef extern from "kc_kjson.h" nogil:
-    int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len)
-    int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
-                       const uint8_t *buf, const int64_t *tape, size_t n_slots,
-                       char *out, size_t cap, size_t *out_len)
-    ctypedef struct kc_kdump_type:
-        const int32_t *code
-        const int32_t *plan
-        const char *blob
-        const char *head
-        int32_t head_len
-    ctypedef struct kc_kdump_state:
-        int64_t batch
-        int64_t record
-        int64_t position
-    enum:
-        KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD
-    int kc_kdump_lines(const kc_kdump_type *types, int32_t n_keys, int32_t n_versions,
-                       const uint8_t *data, size_t data_len,
-                       const void *batches, int64_t n_batches,
-                       const void *recs, int64_t n_recs,
-                       kc_kdump_state *st, char *out, size_t cap, size_t *out_len)
+from kcodec._kc_tjson cimport KC_TJ_COMPACT, kc_tj_msg, kc_tjson_check, kc_tjson_write
 
-DUMP_DONE, DUMP_FULL, DUMP_BATCH, DUMP_RECORD = KC_KD_DONE, KC_KD_FULL, KC_KD_BATCH, KC_KD_RECORD
 
 
 cdef class KafkaJson:
-    """One program's Kafka JSON writer: ``code`` (the program's int32 words), ``plan``
-    (int32 words) and ``blob`` (bytes) from :func:`kcodec.kraft.dump.kjson_plan`."""
+    """One program's Kafka JSON writer (csrc/kc_tjson.c in Jackson's compact style):
+    ``code`` (the program's int32 words), ``plan`` (int32 words) and ``blob`` (bytes) from
+    :func:`kcodec.kraft.dump.kjson_plan`."""
     cdef readonly object code, plan, blob
 
     def __init__(self, object code, object plan, bytes blob):
@@ -465,7 +444,7 @@ cdef class KafkaJson:
         cdef const int32_t[::1] p = self.plan
         if len(self.code) < 3 or kc_program_check(&c[0], len(self.code)) != KC_OK:
             raise ValueError("KafkaJson: not a valid program")
-        if len(self.plan) < 2 or kc_kjson_check(&c[0], &p[0], len(self.plan), len(blob)) != KC_OK:
+        if len(self.plan) < 2 or kc_tjson_check(&c[0], &p[0], len(self.plan), len(blob), 0) != KC_OK:
             raise ValueError("KafkaJson: the plan does not fit the program")
 
     def dumps(self, object data, Py_ssize_t pos=0):
@@ -473,7 +452,7 @@ cdef class KafkaJson:
         cdef const uint8_t[::1] d = memoryview(data).cast("B")
         cdef const int32_t[::1] c = self.code
         cdef const int32_t[::1] p = self.plan
-        cdef const char *blob = self.blob
+        cdef kc_tj_msg m
         cdef size_t n = d.shape[0], stop = 0, used = 0, wrote = 0, cap
         cdef int rc
         if pos < 0 or <size_t>pos > n:
@@ -486,10 +465,12 @@ cdef class KafkaJson:
             raise status_error(rc, "KafkaJson.dumps")
         if stop != n:
             raise ValueError(f"KafkaJson.dumps: {n - stop} bytes after the message")
+        m.code, m.plan, m.blob = &c[0], &p[0], <const char *>self.blob
+        m.embeds, m.n_embeds, m.flat = NULL, 0, NULL
         cap = 64 + 8 * n
         while True:
             out = PyByteArray_FromStringAndSize(NULL, cap)
-            rc = kc_kjson_write(&c[0], &p[0], blob, dp, &t[0], used,
+            rc = kc_tjson_write(&m, KC_TJ_COMPACT, 0, dp, n, &t[0], used, NULL, 0,
                                 PyByteArray_AS_STRING(out), cap, &wrote)
             if rc != KC_E_SHORT:
                 break
@@ -497,74 +478,3 @@ cdef class KafkaJson:
         if rc != KC_OK:
             raise status_error(rc, "KafkaJson.dumps")
         return bytes(out[:wrote])
-
-
-cdef class KraftDumpTypes:
-    """The (metadata record type, version) table :func:`kraft_dump_lines` prints from:
-    ``{(api key, version): (KafkaJson, head)}`` (``head``: the text before the data)."""
-    cdef kc_kdump_type *t
-    cdef readonly int32_t n_keys, n_versions
-    cdef list keep
-
-    def __cinit__(self):
-        self.t = NULL
-
-    def __dealloc__(self):
-        free(self.t)
-
-    def __init__(self, dict entries):
-        cdef KafkaJson kj
-        cdef const int32_t[::1] c
-        cdef const int32_t[::1] p
-        cdef kc_kdump_type *e
-        self.keep = []
-        self.n_keys = max([k for k, _ in entries] + [-1]) + 1
-        self.n_versions = max([v for _, v in entries] + [-1]) + 1
-        self.t = <kc_kdump_type *>calloc(max(self.n_keys * self.n_versions, 1), sizeof(kc_kdump_type))
-        if self.t == NULL:
-            raise MemoryError("KraftDumpTypes: out of memory")
-        for (key, ver), (kj, head) in entries.items():
-            if key < 0 or ver < 0:
-                raise ValueError("KraftDumpTypes: negative api key or version")
-            head = bytes(head)
-            self.keep += [kj, head]
-            c = kj.code
-            p = kj.plan
-            e = &self.t[key * self.n_versions + ver]
-            e.code = &c[0]
-            e.plan = &p[0]
-            e.blob = <const char *>kj.blob
-            e.head = <const char *>head
-            e.head_len = len(head)
-
-
-def kraft_dump_lines(KraftDumpTypes types, object data, object batches, object records,
-                     int64_t[::1] state, bytearray out):
-    """Write kafka-dump-log lines of a metadata log window into ``out`` from where
-    ``state`` (int64: batch, record or -1, position) stands (see csrc/kc_kjson.h);
-    returns ``(DUMP_* code, bytes written)``.  ``batches``/``records``: the scanner's
-    arrays (BATCH_DTYPE, RECORD_DTYPE), ``data`` the window they point into."""
-    cdef const uint8_t[::1] d = memoryview(data).cast("B")
-    cdef const uint8_t[::1] b = memoryview(batches).cast("B")
-    cdef const uint8_t[::1] r = memoryview(records).cast("B")
-    cdef kc_kdump_state st
-    cdef size_t wrote = 0
-    cdef int rc
-    if state.shape[0] != 3:
-        raise ValueError("kraft_dump_lines: state takes 3 numbers")
-    if batches.dtype.itemsize != 96 or records.dtype.itemsize != 64:
-        raise ValueError("kraft_dump_lines: not the scanner's arrays")
-    st.batch, st.record, st.position = state[0], state[1], state[2]
-    cdef const uint8_t *dp = &d[0] if d.shape[0] else <const uint8_t *>b""
-    cdef const void *bp = &b[0] if b.shape[0] else NULL
-    cdef const void *rp = &r[0] if r.shape[0] else NULL
-    cdef int64_t nb = len(batches), nr = len(records)
-    cdef char *op = PyByteArray_AS_STRING(out)
-    cdef size_t cap = len(out)
-    with nogil:
-        rc = kc_kdump_lines(types.t, types.n_keys, types.n_versions, dp, d.shape[0],
-                            bp, nb, rp, nr, &st, op, cap, &wrote)
-    state[0], state[1], state[2] = st.batch, st.record, st.position
-    if rc < 0 or rc > KC_KD_RECORD:
-        raise status_error(rc, "kraft_dump_lines")
-    return rc, wrote

@@ -3,9 +3,12 @@
 under it (csrc/kc_tjson.c).  Only plumbing: Python compiles the programs and plans
 (kcodec.offsets.dump) and keeps them alive here; C writes the lines."""
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from kcodec._kc_status cimport KC_OK, KC_E_SHORT, status_error
+from kcodec._kc_tjson cimport (KC_TJ_PY, KC_TJ_COMPACT, KC_TJ_NOT_DIRECT, kc_tj_flat, kc_tj_embed,
+                               kc_tj_msg, kc_tjson_check, kc_tjson_flat, kc_tjson_direct,
+                               kc_tjson_write)
 
 import numpy as np
 
@@ -13,24 +16,6 @@ cdef extern from "kc_engine.h" nogil:
     int kc_program_check(const int32_t *code, size_t code_len)
     int kc_decode(const int32_t *code, const uint8_t *buf, size_t len, size_t pos,
                   int64_t *tape, size_t cap, size_t *end, size_t *n_slots, void *err)
-
-cdef extern from "kc_tjson.h" nogil:
-    enum:
-        KC_TJ_PY, KC_TJ_COMPACT
-    ctypedef struct kc_tj_embed:
-        const kc_tj_msg *versions
-        int32_t n_versions
-    ctypedef struct kc_tj_msg:
-        const int32_t *code
-        const int32_t *plan
-        const char *blob
-        const kc_tj_embed *embeds
-        int32_t n_embeds
-    int kc_tjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len,
-                       int32_t n_embeds)
-    int kc_tjson_write(const kc_tj_msg *m, int style, int flags, const uint8_t *buf, size_t buf_len,
-                       const int64_t *tape, size_t n_slots, int64_t *scratch, size_t scratch_cap,
-                       char *out, size_t cap, size_t *out_len)
 
 cdef extern from "kc_odump.h" nogil:
     ctypedef struct kc_odump_value:
@@ -75,12 +60,15 @@ cdef class TapeJson:
     (``embeds[i]``: a list, one per int16 version prefix, of TapeJson that embed nothing)."""
     cdef kc_tj_msg m
     cdef kc_tj_embed *emb
+    cdef kc_tj_flat *fl
     cdef readonly object code, plan, blob, embeds
 
     def __cinit__(self):
         self.emb = NULL
+        self.fl = NULL
 
     def __dealloc__(self):
+        free(self.fl)
         if self.emb != NULL:
             for i in range(self.m.n_embeds):
                 free(<void *>self.emb[i].versions)
@@ -105,6 +93,16 @@ cdef class TapeJson:
         self.m.blob = <const char *>self.blob
         self.m.n_embeds = len(self.embeds)
         self.m.embeds = NULL
+        self.m.flat = NULL
+        if not self.embeds:       # a flat message's writer (json.dumps' style)
+            self.fl = <kc_tj_flat *>malloc(sizeof(kc_tj_flat))
+            if self.fl == NULL:
+                raise MemoryError("TapeJson: out of memory")
+            if kc_tjson_flat(&self.m, KC_TJ_PY, self.fl) == KC_OK:
+                self.m.flat = self.fl
+            else:
+                free(self.fl)
+                self.fl = NULL
         if self.embeds:
             self.emb = <kc_tj_embed *>calloc(len(self.embeds), sizeof(kc_tj_embed))
             if self.emb == NULL:
@@ -148,6 +146,36 @@ cdef class TapeJson:
             cap *= 2
         if rc != KC_OK:
             raise status_error(rc, "TapeJson.dumps")
+        return bytes(out[:wrote])
+
+    @property
+    def flat(self):
+        """Whether the message is written straight from its bytes (json.dumps' style)."""
+        return self.m.flat != NULL
+
+    def direct(self, object data, Py_ssize_t pos=0, Py_ssize_t end=-1):
+        """The flat writer's text (bytes) of the message at ``data[pos:end]`` (``end`` -1:
+        all of it), written straight from the bytes, or None where it leaves the message
+        to the tape (:meth:`dumps`)."""
+        cdef const uint8_t[::1] d = memoryview(data).cast("B")
+        cdef size_t n = d.shape[0], wrote = 0, cap
+        cdef int rc
+        if end < 0:
+            end = n
+        if pos < 0 or pos > end or <size_t>end > n:
+            raise ValueError("TapeJson.direct: pos or end outside the data")
+        cdef const uint8_t *dp = &d[0] if n else <const uint8_t *>b""
+        cap = 64 + 8 * n
+        while True:
+            out = bytearray(cap)
+            rc = kc_tjson_direct(&self.m, KC_TJ_PY, dp, n, pos, end, PyByteArray_AS_STRING(out), cap, &wrote)
+            if rc != KC_E_SHORT:
+                break
+            cap *= 2
+        if rc == KC_TJ_NOT_DIRECT:
+            return None
+        if rc != KC_OK:
+            raise status_error(rc, "TapeJson.direct")
         return bytes(out[:wrote])
 
 
