@@ -10,20 +10,6 @@
 
 #define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
 
-int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len)
-{
-    return kc_tjson_check(code, plan, plan_len, blob_len, 0);
-}
-
-int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
-                   const uint8_t *buf, const int64_t *tape, size_t n_slots,
-                   char *out, size_t cap, size_t *out_len)
-{
-    kc_tj_msg m = {code, plan, blob, NULL, 0, NULL};
-    return kc_tjson_write(&m, KC_TJ_COMPACT, 0, buf, SIZE_MAX, tape, n_slots, NULL, 0, out, cap,
-                          out_len);
-}
-
 /* ------------------------------------------------------------------------- dump lines */
 
 /* A Java int's value of u (two's complement). */

@@ -15,15 +15,6 @@
 
 #include "kc_batch.h"
 
-/* The compact writer of one message under its former names (kc_tjson.h does the work;
- * the plan is kc_tjson's, from kcodec.kraft.dump.kjson_plan = tjson_plan(prog, "compact")):
- * kc_kjson_check = kc_tjson_check with no embedded messages; kc_kjson_write =
- * kc_tjson_write(KC_TJ_COMPACT) of a tape whose byte ranges the caller vouches for. */
-int kc_kjson_check(const int32_t *code, const int32_t *plan, size_t plan_len, size_t blob_len);
-int kc_kjson_write(const int32_t *code, const int32_t *plan, const char *blob,
-                   const uint8_t *buf, const int64_t *tape, size_t n_slots,
-                   char *out, size_t cap, size_t *out_len);
-
 /* ---------------------------------------------------------------------------------
  * kafka-dump-log --cluster-metadata-decoder lines of a window of a metadata log. */
 

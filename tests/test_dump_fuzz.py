@@ -166,7 +166,7 @@ def test_fuzz_kdump_asan(tmp_path):
     pytest.importorskip("kcodec.kraft._dump")
     (tmp_path / "tables.txt").write_text(kdump_table())
     (tmp_path / "corpus.txt").write_text(kdump_corpus())
-    exe = _build(tmp_path, "fuzz_kdump", ["kc_kjson.c", "kc_engine.c", "kc_batch.c", "kc_crc32c.c"])
+    exe = _build(tmp_path, "fuzz_kdump", ["kc_kjson.c", "kc_tjson.c", "kc_engine.c", "kc_batch.c", "kc_crc32c.c"])
     _run_fuzzer(exe, ["tables.txt", "corpus.txt", SECONDS, "4111"], tmp_path)
 
 

@@ -1,6 +1,6 @@
 /*
  * Fuzz target for `kcodec kraft dump`'s C line writer (csrc/kc_kjson.c: kc_kdump_lines
- * and kc_kjson_write), driven as kcodec/kraft/_dump.pyx drives it: corrupted
+ * and kc_tjson_write in the compact style), driven as kcodec/kraft/_dump.pyx drives it: corrupted
  * __cluster_metadata segments and snapshots (fuzz_dump.h's batch-aware mutations, CRCs
  * made right again) scanned by kc_scan, then kc_kdump_lines with the package's own
  * (api key, version) table until DONE, handing back batches and records as
@@ -14,12 +14,12 @@
  *     record lines start "| offset: ", batch lines "baseOffset: ";
  *   - the caller's loop (double the room on an empty FULL) ends in a bounded number of
  *     calls; the text and what is handed back do not depend on the output's size;
- *   - kc_kjson_write alone at any room: OK within cap, or SHORT and then the same
+ *   - kc_tjson_write alone at any room: OK within cap, or SHORT and then the same
  *     answer with room to spare, the same text either way.
  *
  * Standalone mutation driver (what the tests use):
  *   gcc -std=c99 -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Icsrc \
- *       csrc/kc_kjson.c csrc/kc_engine.c csrc/kc_batch.c csrc/kc_crc32c.c \
+ *       csrc/kc_kjson.c csrc/kc_tjson.c csrc/kc_engine.c csrc/kc_batch.c csrc/kc_crc32c.c \
  *       csrc/fuzz/fuzz_kdump.c -o fuzz_kdump
  *   ./fuzz_kdump tables.txt corpus.txt SECONDS SEED
  * (tables.txt: written by tests/test_dump_fuzz.py from kcodec.kraft.dump's table.)
@@ -27,6 +27,7 @@
 #define FUZZ_NAME "fuzz_kdump"
 
 #include "kc_kjson.h"
+#include "kc_tjson.h"
 #include "kc_status.h"
 #include "fuzz_dump.h"
 
@@ -61,7 +62,7 @@ static void load_table(const char *path)
         e->blob = own(tok_bytes(&t, &nb, 0));
         e->head = own(tok_bytes(&t, &nh, 0));
         e->head_len = (int32_t)nh;
-        if (kc_program_check(code, nc) != KC_OK || kc_kjson_check(code, plan, np, nb) != KC_OK) {
+        if (kc_program_check(code, nc) != KC_OK || kc_tjson_check(code, plan, np, nb, 0) != KC_OK) {
             fprintf(stderr, "table: a program or plan does not check\n");
             exit(2);
         }
@@ -128,7 +129,7 @@ static void dump(const uint8_t *buf, size_t len, const kc_batch *b, size_t nb,
     }
 }
 
-/* kc_kjson_write alone on a record's value, decoded by the program its frame names. */
+/* kc_tjson_write (compact, as the kraft dump writes) alone on a record's value, decoded by the program its frame names. */
 static void kjson_alone(const uint8_t *buf, size_t len, const kc_record *r)
 {
     if (r->value_len < 3 || (size_t)r->value_pos + (size_t)r->value_len > len)
@@ -144,8 +145,9 @@ static void kjson_alone(const uint8_t *buf, size_t len, const kc_record *r)
     if (kc_decode(t->code, buf, end, (size_t)r->value_pos + 3, tape, slots, &stop, &used, NULL) == KC_OK) {
         size_t cap = rnd() % 400, big = 64 + 8 * slots + 16 * 1024, w1 = 7, w2 = 7;
         char *o1 = malloc(cap ? cap : 1), *o2 = malloc(big);
-        int rc1 = kc_kjson_write(t->code, t->plan, t->blob, buf, tape, used, o1, cap, &w1);
-        int rc2 = kc_kjson_write(t->code, t->plan, t->blob, buf, tape, used, o2, big, &w2);
+        kc_tj_msg m = {t->code, t->plan, t->blob, NULL, 0, NULL};
+        int rc1 = kc_tjson_write(&m, KC_TJ_COMPACT, 0, buf, len, tape, used, NULL, 0, o1, cap, &w1);
+        int rc2 = kc_tjson_write(&m, KC_TJ_COMPACT, 0, buf, len, tape, used, NULL, 0, o2, big, &w2);
         check(rc2 != KC_E_SHORT, "kjson: SHORT with room to spare");
         check(rc1 == rc2 || rc1 == KC_E_SHORT, "kjson: the room changed the answer");
         if (rc1 == KC_OK)
