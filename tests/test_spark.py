@@ -499,6 +499,27 @@ def test_analyze_groups_equal_offsets_groups_and_report_renders(spark, tmp_path)
     assert a.records > 300 and a.rebalances and a.commits and a.downgrade is not None
     for t in ("records", "committed_offsets", "groups", "members", "flagged", "partitions"):
         assert list((tmp_path / "out" / t).glob("*.parquet")), t
+    # `records`, written by the tasks with pyarrow, holds what read_log's fused decode gives
+    # Spark for every data record (the rows Spark's own writer wrote before)
+    from pyspark.sql import functions as F
+    from kcodec.spark import read_log
+    from kcodec.spark.analyze import _type_names
+    rows = read_log(spark, sample_path(), decode="offsets", options={"record_types": "all"})
+    exp = (rows.where(F.col("error").isNull() & ~F.col("is_control"))
+           .select(F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
+                   F.col("offset").alias("log_offset"), "timestamp", "producer_id", "is_transactional",
+                   "decoded.*")
+           .withColumn("type_name", _type_names()[F.col("record_type")]))
+    recs = spark.read.parquet(str(tmp_path / "out" / "records"))
+    assert recs.columns == exp.columns
+    # the same types (nested fields Kafka requires come back nullable from pyarrow's files)
+    assert [f.dataType.simpleString() for f in recs.schema] == [f.dataType.simpleString() for f in exp.schema]
+
+    def by_offset(df):
+        return sorted((r.asDict(recursive=True) for r in df.collect()),
+                      key=lambda r: (r["log_partition"], r["log_offset"]))
+    got_rows = by_offset(recs)
+    assert len(got_rows) == a.records and got_rows == by_offset(exp)
     offs = spark.read.parquet(str(tmp_path / "out" / "committed_offsets")).collect()
     assert {(o.group_id, o.topic, o.partition): o.offset for o in offs} == {
         (gid, t, p): c.offset for gid, g in st.groups.items() for (t, p), c in g.offsets.items()}
