@@ -394,6 +394,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
     from ._source import read_log
     from .functions import from_consumer_offsets
     if "://" not in out:
+        out = os.path.abspath(out)      # the tasks write `records` from their own working directory
         os.makedirs(out, exist_ok=True)
     rpath = os.path.join(out, "records")
     raw = None
