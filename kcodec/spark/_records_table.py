@@ -18,26 +18,16 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._scan import Split, decode_batch, split_batches
+from ._scan import Split, arrow_filesystem, decode_batch, split_batches
 
-__all__ = ["records_table_schema", "write_records_part", "output_fs"]
+__all__ = ["LOG_COLUMNS", "records_table_schema", "write_records_part", "write_records_task"]
 
 _OPTIONS: Dict[str, Any] = {"record_types": "all"}
-_LOG_COLUMNS = (("log_topic", "topic"), ("log_partition", "partition"), ("log_offset", "offset"),
+# the records table's log columns: (its name, read_log's column)
+LOG_COLUMNS = (("log_topic", "topic"), ("log_partition", "partition"), ("log_offset", "offset"),
                 ("timestamp", "timestamp"), ("producer_id", "producer_id"),
                 ("is_transactional", "is_transactional"))
-_READ = [src for _, src in _LOG_COLUMNS] + ["key", "value", "is_control", "error"]     # what the table needs
-
-
-def output_fs(out: str) -> Tuple[Any, str]:
-    """A ``pyarrow.fs`` filesystem for ``out`` and the path within it; raises where Arrow
-    has none for its scheme (the caller then writes through Spark)."""
-    from pyarrow import fs
-    from ._scan import _arrow_fs, _local
-    loc = _local(out)
-    if loc is not None:
-        return fs.LocalFileSystem(), loc
-    return _arrow_fs(out)
+_READ = [src for _, src in LOG_COLUMNS] + ["key", "value", "is_control", "error"]     # what the table needs
 
 
 def _type_names() -> Tuple[pa.Array, pa.Array]:
@@ -63,8 +53,8 @@ def _table(b: pa.RecordBatch, names: Tuple[pa.Array, pa.Array]) -> pa.RecordBatc
     """One decoded batch of data records as ``records`` rows: the log columns, the
     decoded fields, ``type_name``."""
     dec = b.column("decoded")
-    cols = [b.column(src) for _, src in _LOG_COLUMNS] + list(dec.flatten())
-    fields = [pa.field(dst, b.schema.field(src).type) for dst, src in _LOG_COLUMNS]
+    cols = [b.column(src) for _, src in LOG_COLUMNS] + list(dec.flatten())
+    fields = [pa.field(dst, b.schema.field(src).type) for dst, src in LOG_COLUMNS]
     for f in dec.type:
         t = _nullable(f.type)
         fields.append(pa.field(f.name, t))
@@ -96,7 +86,7 @@ def write_records_part(out: str, index: int, splits: List[List[Any]]) -> int:
     """Scan, decode and write ``splits`` (``[path, start, end, ...]`` each) as
     ``out/part-<index>.parquet``; the rows written."""
     import pyarrow.parquet as pq
-    fs, base = output_fs(out)
+    fs, base = arrow_filesystem(out)
     names = _type_names()
     schema = records_table_schema()
     rows = 0

@@ -19,7 +19,7 @@ import pyarrow as pa
 import kcodec
 from kcodec import log as _log
 
-__all__ = ["LOG_SCHEMA", "WIRE_SCHEMA", "FILE_COLUMNS", "Split", "open_input", "plan_splits",
+__all__ = ["LOG_SCHEMA", "WIRE_SCHEMA", "FILE_COLUMNS", "Split", "open_input", "arrow_filesystem", "plan_splits",
            "split_batches", "chunk_batches", "topic_partition", "DECODERS", "register_decoder"]
 
 _HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
@@ -69,12 +69,20 @@ def _arrow_fs(path: str) -> Tuple[Any, str]:
     return fs.FileSystem.from_uri(scheme + path[len(u.scheme):])
 
 
+def arrow_filesystem(path: str) -> Tuple[Any, str]:
+    """A ``pyarrow.fs`` filesystem for ``path`` (local or any scheme Arrow has) and the
+    path within it; raises when Arrow has none for its scheme."""
+    loc = _local(path)
+    if loc is not None:
+        from pyarrow import fs
+        return fs.LocalFileSystem(), loc
+    return _arrow_fs(path)
+
+
 def readable_by_arrow(path: str) -> bool:
     """Whether tasks can open ``path`` themselves (local or a ``pyarrow.fs`` scheme)."""
-    if _local(path) is not None:
-        return True
     try:
-        _arrow_fs(path)
+        arrow_filesystem(path)
         return True
     except Exception:
         return False

@@ -362,12 +362,13 @@ def _write_records_in_tasks(spark: Any, listed: List[Tuple[str, int]], rpath: st
     """Write the ``records`` table from the tasks that scan and decode it
     (:mod:`kcodec.spark._records_table`), never through the JVM's rows; False where that
     cannot be done (no SparkContext, or no ``pyarrow.fs`` for the output's scheme)."""
-    from ._records_table import output_fs, write_records_task
+    from ._records_table import write_records_task
+    from ._scan import arrow_filesystem
     from ._source import _parallelism, plan_partitions
     if not hasattr(spark, "sparkContext"):
         return False
     try:
-        fs, base = output_fs(rpath)
+        fs, base = arrow_filesystem(rpath)
     except Exception:
         return False
     from pyarrow import fs as pafs
@@ -391,6 +392,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
     source or the dump through Spark), ``flagged`` read back from it plus the corrupt
     batches (the fold's when ``folded_corrupt``: no second scan of the log)."""
     from pyspark.sql import functions as F
+    from ._records_table import LOG_COLUMNS
     from ._source import read_log
     from .functions import from_consumer_offsets
     if "://" not in out:
@@ -405,9 +407,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
         else:
             raw = read_log(spark, src, decode="offsets", options={"record_types": "all"})
         recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
-                .select(F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
-                        F.col("offset").alias("log_offset"), "timestamp", "producer_id", "is_transactional",
-                        "decoded.*")
+                .select(*[F.col(src).alias(dst) for dst, src in LOG_COLUMNS], "decoded.*")
                 .withColumn("type_name", _type_names()[F.col("record_type")]))
         recs.write.mode("overwrite").parquet(rpath)
     written = spark.read.parquet(rpath)
