@@ -117,3 +117,29 @@ def test_every_row_decodes_as_a_slice_and_failfast_names_the_first_bad_row():
     with pytest.raises(K.FailFastError, match=f"row {bad} of the batch"):
         K.decode_offsets(keys, vals, mode=K.FAILFAST)
     assert K.decode_offsets(keys.slice(0, 0), vals.slice(0, 0)).to_pylist() == []
+
+
+def test_a_fresh_worker_decoding_good_rows_does_not_import_pandas():
+    # pyarrow imports pandas on its first pa.array() call (~0.4 CPU s and ~50 MB per Spark
+    # Python worker); the column function's path builds every array from buffers instead
+    import subprocess
+    import sys
+    code = """
+import sys, struct
+import numpy as np, pyarrow as pa
+import kcodec
+from kcodec.spark import _kernels as K
+def col(items):   # as Spark hands a batch over: built from buffers
+    offs = np.zeros(len(items) + 1, np.int32)
+    offs[1:] = np.cumsum([len(x) for x in items])
+    return pa.Array.from_buffers(pa.binary(), len(items), [None, pa.py_buffer(offs), pa.py_buffer(b"".join(items))])
+key = struct.pack(">h", 1) + kcodec.encode("OffsetCommitKey", {"group": "g", "topic": "t", "partition": 0}, 0)
+value = struct.pack(">h", 3) + kcodec.encode("OffsetCommitValue", {"offset": 1, "leaderEpoch": 0, "metadata": "",
+                                                                   "commitTimestamp": 2}, 3)
+for fields in (None, ["group", "OffsetCommitValue.offset"]):
+    out = K.decode_offsets(col([key] * 3), col([value] * 3), spark=True, fields=fields)
+    assert out.field("_error").null_count == 3
+print("pandas" in sys.modules)
+"""
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split() == ["False"]

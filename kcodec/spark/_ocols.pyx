@@ -61,7 +61,6 @@ cdef class OffsetsKernel:
     cdef kc_oc_prog *progs
     cdef list keep
     cdef object typ
-    cdef object empty
 
     def __cinit__(self):
         self.trees = NULL
@@ -89,7 +88,6 @@ cdef class OffsetsKernel:
         cdef Py_ssize_t n_types = len(keys), n_progs
         self.keep = []
         self.typ = typ
-        self.empty = _pa.array([], _pa.binary())
         n_progs = n_types + len(values) + 2 * n_protocol
         self.progs = <kc_oc_prog *>calloc(max(n_progs, 1), sizeof(kc_oc_prog))
         self.trees = <kc_columns *>calloc(max(len(trees), 1), sizeof(kc_columns))

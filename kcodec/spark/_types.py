@@ -235,6 +235,8 @@ def _no_tags(n: int, t: pa.DataType, key: "tuple[Any, ...]") -> pa.Array:
     if got is None:
         if len(_NULLS) > 1024:
             _NULLS.clear()
-        got = _NULLS[k] = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
-                                                   pa.array([], t.value_type), type=t)
+        # from buffers: pa.array() would make pyarrow import pandas in a fresh worker
+        got = _NULLS[k] = pa.ListArray.from_arrays(
+            pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(np.zeros(n + 1, np.int32))]),
+            pa.nulls(0, t.value_type), type=t)
     return got
