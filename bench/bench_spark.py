@@ -32,8 +32,8 @@ variants run, ``--variants``).
 CPU time is split between the JVM and the Python workers; the load average is read
 around every timed run.
 Targets (issue 23): (n) within 1.3x of (c); (a) within 1.15x of (d).  (Issue 10's: (a)
-within 1.5x of (c), at least 10x faster than (b).)  (a2), (a3) are reported against (c)
-and (a).
+at least 10x faster than (b); its (a) within 1.5x of (c) ended blocked, (d)/(c) alone is
+above it.)  (a2), (a3) are reported against (c) and (a).
 """
 from __future__ import annotations
 
@@ -388,7 +388,8 @@ def main(argv=None) -> int:
     ratio("n", "nf", None, ", narrow projection against its floor")
     ratio("nf", "c", None, ", the narrow floor against the pass-through")
     ratio("a", "d", 1.15, ", full default result against its floor")
-    ratio("a", "c", 1.5, " (issue 10)")
+    ratio("a", "c", None, " (issue 10 asked for 1.5x; it ended blocked: (d)/(c) below, Spark taking the "
+                          "result alone, is above that)")
     ratio("d", "c", None, "")
     for name in ("a2", "a3"):
         ratio(name, "c")
