@@ -284,15 +284,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
             from ._source import read_log
             df = _dump_input(spark, src) if dump else read_log(spark, src)
             rows = [(r.table, r.data) for r in _fold_frame(df).collect()]
-        fold_rows_: Dict[str, List[Dict[str, Any]]] = {name: [] for name in (*_TABLE_SCHEMAS, "corrupt")}
-        for table, data in rows:
-            if table in TIMELINE_TABLES:
-                # packed rows of the partition whose row came just before (collect keeps the
-                # tasks' order): kept packed, parsed when the summary or the report reads them
-                p = fold_rows_["partitions"][-1]
-                p[table] = PackedRows([(data, p.pop(f"{table}_rows"))])
-            else:
-                fold_rows_[table].append(load_row(data))
+        fold_rows_ = _load_fold_rows(rows)
         del rows
         groups = sorted(fold_rows_["groups"], key=lambda g: g["group_id"])
         parts = fold_rows_["partitions"]
@@ -341,6 +333,21 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     a.metadata_source = None if metadata is None else (metadata if isinstance(metadata, str)
                                                         else ", ".join(metadata))
     return a
+
+
+def _load_fold_rows(rows: List[Tuple[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """The fold's ``(table, data)`` rows (in the tasks' order) by table, parsed; the
+    timeline's packed rows stay packed, in their partition's row."""
+    out: Dict[str, List[Dict[str, Any]]] = {name: [] for name in (*_TABLE_SCHEMAS, "corrupt")}
+    for table, data in rows:
+        if table in TIMELINE_TABLES:
+            # the partition whose row came just before (collect keeps the tasks' order);
+            # parsed only when the summary or the report reads them
+            p = out["partitions"][-1]
+            p[table] = PackedRows([(data, p.pop(f"{table}_rows"))])
+        else:
+            out[table].append(load_row(data))
+    return out
 
 
 def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
