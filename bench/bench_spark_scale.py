@@ -5,6 +5,7 @@ total CPU (JVM and Python workers included), its peak RSS, and records/s per CPU
     python bench/gen_offsets_log.py /data/h512 --size-mb 512 --partitions 4
     python bench/bench_spark_scale.py /data/h32 /data/h512 ... [--out bench/results/spark_scale.md]
     python bench/bench_spark_scale.py --standalone /data/h2048 --rounds 3  # 1 vs 2 workers of 1 core
+    python bench/bench_spark_scale.py --breakdown /data/h128 /data/h2048   # peak RSS by process, JVM heap
 
 Both commands are run as users run them (the venv's console script, its bin not on
 PATH).  CPU is taken from /proc for every process of the tree, sampled every 0.2 s
@@ -168,8 +169,16 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
 
 
 def _rss_kind(pid: int, lab: str, labels: Dict[int, str]) -> str:
-    """The part of the tree a process's memory belongs to: ``_label``'s, the Python
-    workers split into the daemon (a child of a JVM) and the workers it forks."""
+    """The part of the tree a process's memory belongs to: ``_label``'s, Spark's launcher
+    apart from the driver JVM, the Python workers split into the daemon (a child of a JVM)
+    and the workers it forks."""
+    if lab == "driver (JVM)":
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"launcher.Main" in f.read():
+                    return "launcher (JVM)"     # builds spark-submit's command, ends before the driver
+        except OSError:
+            pass
     if lab != "Python workers":
         return lab
     try:
@@ -636,7 +645,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--standalone", action="store_true", help="question 3: 1 vs 2 workers of 1 core on PATHS[0]")
     ap.add_argument("--one-session", action="store_true", help="standalone: master and workers in the bench's "
                                                                  "session (one autogroup) instead of one each")
-    ap.add_argument("--rounds", type=int, default=3, help="standalone rounds (1w/2w alternately)")
+    ap.add_argument("--rounds", type=int, help="standalone rounds (1w/2w alternately; default 3), "
+                                               "breakdown rounds (default 1)")
     ap.add_argument("--out", help="append the Markdown to this file")
     a = ap.parse_args(argv)
     import signal
@@ -659,7 +669,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append("")
     if a.breakdown:
         lines += ["### Peak RSS by process (`kcodec analyze`, default settings)", ""]
-        breakdown(grow, lines, a.rounds if a.rounds != 3 else 1)
+        breakdown(grow, lines, a.rounds or 1)
         lines.append("")
     if a.segment:
         lines += ["### 2. A 1 GiB single-segment partition", ""]
@@ -669,7 +679,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if stand is None:
             ap.error("--standalone needs a PATH")
         lines += ["### 3. Standalone master + 1 vs 2 workers (1 core, 1 GiB each), alternately", ""]
-        workers_rounds(stand, a.rounds, lines, sessions=not a.one_session)
+        workers_rounds(stand, a.rounds or 3, lines, sessions=not a.one_session)
         lines.append("")
     lines.append(f"(this command: {time.monotonic() - t0:,.0f} s wall)")
     if a.out:
