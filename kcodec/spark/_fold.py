@@ -40,7 +40,7 @@ def _jsonable(o: Any) -> Any:
     if isinstance(o, dict):
         return {(k if isinstance(k, str) else "-".join(map(str, k)) if isinstance(k, tuple) else str(k)):
                 _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
+    if isinstance(o, (list, tuple, PackedRows)):
         return [_jsonable(x) for x in o]
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         return {f.name: _jsonable(getattr(o, f.name)) for f in dataclasses.fields(o)}
