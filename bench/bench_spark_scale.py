@@ -129,7 +129,7 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
                     st = _status(q)
                 except OSError:
                     continue
-                if q not in label:
+                if label.get(q, "other") == "other":      # a script may exec the JVM later
                     label[q] = _label(q, p.pid)
                     kind[q] = _rss_kind(q, label[q], label)
                 seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
