@@ -194,8 +194,11 @@ class PackedRows(Sequence):
         self._chunks: List[Tuple[bytes, int]] = list(chunks or [])     # (packed JSON array, rows)
 
     def add(self, rows: Any, n: Optional[int] = None) -> None:
-        """Append a chunk: ``n`` rows packed by :func:`fold_partition`, or a list of rows."""
-        if isinstance(rows, (bytes, bytearray)):
+        """Append ``n`` rows packed by :func:`fold_partition`, a list of rows, or another
+        PackedRows' chunks."""
+        if isinstance(rows, PackedRows):
+            self._chunks += rows._chunks
+        elif isinstance(rows, (bytes, bytearray)):
             self._chunks.append((bytes(rows), len(load_row(rows)) if n is None else n))
         elif rows:
             self._chunks.append((_pack(list(rows)), len(rows)))
@@ -235,17 +238,17 @@ def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: in
     ``packed``: :func:`fold_partition` sends the timeline apart)."""
     timeline = tl.result() if tl is not None else {}      # JSON-able as it is
     doc = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
-                       "aborted_records": st.aborted_records,
-                       "open_transactions": sum(st.open_transactions.values()),
-                       "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
-                       "errors": st.errors, "corrupt_batches": corrupt, "flagged": stats.flagged,
-                       "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
-                       "resolution": stats.resolution,
-                       "commits": [[k, v] for k, v in sorted(stats.commits.items())],
-                       "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
-                       "assignors": sorted([a, g] for a, g in stats.assignors),
-                       "group_events": timeline.get("group_events", []),
-                       "commit_counts": timeline.get("commit_counts", [])}
+            "aborted_records": st.aborted_records,
+            "open_transactions": sum(st.open_transactions.values()),
+            "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
+            "errors": st.errors, "corrupt_batches": corrupt, "flagged": stats.flagged,
+            "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
+            "resolution": stats.resolution,
+            "commits": [[k, v] for k, v in sorted(stats.commits.items())],
+            "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
+            "assignors": sorted([a, g] for a, g in stats.assignors),
+            "group_events": timeline.get("group_events", []),
+            "commit_counts": timeline.get("commit_counts", [])}
     return doc if packed else json.dumps(doc)
 
 

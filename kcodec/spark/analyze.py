@@ -355,11 +355,7 @@ def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
     dump's fold), in the partitions' order."""
     out = PackedRows()
     for p in parts:
-        rows = p.pop(table, None)
-        if isinstance(rows, PackedRows):
-            out._chunks += rows._chunks
-        elif rows:
-            out.add(rows)
+        out.add(p.pop(table, None))
     return out
 
 
