@@ -5,6 +5,7 @@ total CPU (JVM and Python workers included), its peak RSS, and records/s per CPU
     python bench/gen_offsets_log.py /data/h512 --size-mb 512 --partitions 4
     python bench/bench_spark_scale.py /data/h32 /data/h512 ... [--out bench/results/spark_scale.md]
     python bench/bench_spark_scale.py --standalone /data/h2048 --rounds 3  # 1 vs 2 workers of 1 core
+    python bench/bench_spark_scale.py --breakdown /data/h128 /data/h2048   # peak RSS by process, JVM heap
 
 Both commands are run as users run them (the venv's console script, its bin not on
 PATH).  CPU is taken from /proc for every process of the tree, sampled every 0.2 s
@@ -59,6 +60,17 @@ def _cpu_rss(pid: int) -> Tuple[float, int]:
     return cpu, int(fields[21]) * PAGE
 
 
+def _status(pid: int) -> Dict[str, int]:
+    """VmHWM (the process's own peak RSS), RssAnon, RssFile, RssShmem in bytes."""
+    out: Dict[str, int] = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmHWM", "RssAnon", "RssFile", "RssShmem"):
+                out[k] = int(v.split()[0]) * 1024
+    return out
+
+
 def _label(pid: int, root: int) -> str:
     """Which part of a Spark run a process is (from its command line)."""
     if pid == root:
@@ -103,20 +115,32 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
     p = subprocess.Popen(cmd, env=env, stdout=outf, stderr=errf, text=True)
     seen: Dict[int, float] = {}
     label: Dict[int, str] = {}
+    kind: Dict[int, str] = {}
+    procs: Dict[int, Dict[str, int]] = {}     # pid -> peak of RSS and of each _status field
+    kinds: Dict[str, int] = {}                 # kind -> peak of its processes' summed RSS
     peak = 0
     try:
         while p.poll() is None:
             rss = 0
+            now: Dict[str, int] = {}
             for q in _tree(p.pid) + [q for r in also for q in _tree(r)]:
                 try:
                     c, r = _cpu_rss(q)
+                    st = _status(q)
                 except OSError:
                     continue
-                if q not in label:
+                if label.get(q, "other") == "other":      # a script may exec the JVM later
                     label[q] = _label(q, p.pid)
+                    kind[q] = _rss_kind(q, label[q], label)
                 seen[q] = max(seen.get(q, 0.0), c - base.get(q, 0.0))
                 rss += r
+                now[kind[q]] = now.get(kind[q], 0) + r
+                pk = procs.setdefault(q, {})
+                for k, v in (("RSS", r), *st.items()):
+                    pk[k] = max(pk.get(k, 0), v)
             peak = max(peak, rss)
+            for k, v in now.items():
+                kinds[k] = max(kinds.get(k, 0), v)
             time.sleep(0.2)
     except BaseException:           # stopped: the command (and its JVM) go too
         for q in _tree(p.pid)[::-1]:
@@ -140,7 +164,29 @@ def measure(cmd: List[str], env: Optional[Dict[str, str]] = None,
     for q, c in seen.items():
         parts[label[q]] = parts.get(label[q], 0.0) + c
     return {"wall": wall, "cpu": cpu, "rss": peak, "stdout": out, "parts": parts,
-            "others": max(0.0, busy - cpu)}
+            "others": max(0.0, busy - cpu), "rss_kinds": kinds,
+            "rss_procs": {q: dict(v, kind=kind[q], cpu=seen.get(q, 0.0)) for q, v in procs.items()}}
+
+
+def _rss_kind(pid: int, lab: str, labels: Dict[int, str]) -> str:
+    """The part of the tree a process's memory belongs to: ``_label``'s, Spark's launcher
+    apart from the driver JVM, the Python workers split into the daemon (a child of a JVM)
+    and the workers it forks."""
+    if lab == "driver (JVM)":
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"launcher.Main" in f.read():
+                    return "launcher (JVM)"     # builds spark-submit's command, ends before the driver
+        except OSError:
+            pass
+    if lab != "Python workers":
+        return lab
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return lab
+    return "Python workers" if labels.get(ppid) == "Python workers" else "Python daemon"
 
 
 def records_in(path: str) -> int:
@@ -468,6 +514,64 @@ def single_segment(path: str, lines: List[str], plain: bool = True) -> bool:
     return dg == do == "equal"
 
 
+_KINDS = ("driver (JVM)", "driver (Python)", "Python daemon", "Python workers", "other")
+
+
+def _gc_log(d: str, pid: int) -> Dict[str, float]:
+    """From the JVM's ``-Xlog:gc`` file (``gc-<pid>.log`` under ``d``): the collections,
+    and the peak heap used before one, after one (live data and what survived) and
+    committed, in MB."""
+    import re
+    out = {"gcs": 0, "before": 0.0, "after": 0.0, "committed": 0.0}
+    unit = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}
+    try:
+        with open(os.path.join(d, f"gc-{pid}.log")) as f:
+            for line in f:
+                m = re.search(r"Pause .* (\d+)([KMG])->(\d+)([KMG])\((\d+)([KMG])\)", line)
+                if m:
+                    out["gcs"] += 1
+                    b, a, c = (int(m.group(i)) * unit[m.group(i + 1)] for i in (1, 3, 5))
+                    out["before"] = max(out["before"], b)
+                    out["after"] = max(out["after"], a)
+                    out["committed"] = max(out["committed"], c)
+    except OSError:
+        pass
+    return out
+
+
+def breakdown(paths: List[str], lines: List[str], rounds: int = 1) -> None:
+    """Peak RSS of ``kcodec analyze`` (default settings) by part of its process tree, and
+    the driver JVM's heap from its GC log (``-Xlog:gc`` through ``JAVA_TOOL_OPTIONS``,
+    which leaves the command and its settings as users have them)."""
+    env = _env_without_venv()
+    lines += ["| input | round | wall s | tree CPU s | peak tree RSS MB | peak RSS MB by part: "
+              + " / ".join(_KINDS) + " | per process: kind peak RSS (anon/file) MB, CPU s "
+              "| driver JVM heap MB: GCs, peak used before GC / after GC / committed "
+              "| load avg before (1/5/15) |", "|---|---|---|---|---|---|---|---|---|"]
+    for i in range(1, rounds + 1):
+        for path in paths:
+            d = tempfile.mkdtemp(prefix="kcodec-gclog-")
+            jenv = dict(env)
+            jenv["JAVA_TOOL_OPTIONS"] = (env.get("JAVA_TOOL_OPTIONS", "") + f" -Xlog:gc:file={d}/gc-%p.log").strip()
+            load = _load()
+            try:
+                r = measure([_bin("kcodec"), "analyze", path, "--no-progress"], env=jenv)
+                jvm = [q for q, v in r["rss_procs"].items() if v["kind"] == "driver (JVM)"]
+                gc = _gc_log(d, jvm[0]) if jvm else _gc_log(d, -1)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            k = r["rss_kinds"]
+            per = "; ".join(f"{v['kind']} {v['RSS'] / 1e6:,.0f} ({v.get('RssAnon', 0) / 1e6:,.0f}/"
+                            f"{v.get('RssFile', 0) / 1e6:,.0f}), {v['cpu']:.1f}"
+                            for q, v in sorted(r["rss_procs"].items(), key=lambda kv: -kv[1]["RSS"])
+                            if v["RSS"] > 20e6)
+            lines.append(f"| {_mib(path)} | {i} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss'] / 1e6:,.0f} "
+                         f"| {' / '.join(f'{k.get(x, 0) / 1e6:,.0f}' for x in _KINDS)} | {per} "
+                         f"| {gc['gcs']}, {gc['before']:,.0f} / {gc['after']:,.0f} / {gc['committed']:,.0f} "
+                         f"| {load} |")
+            print(lines[-1], flush=True)
+
+
 def _autogroup() -> str:
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
@@ -534,12 +638,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--all", metavar="DATA", help="everything in one command: generate missing inputs under DATA "
                                                   "and run the three questions")
     ap.add_argument("--growing", action="store_true", help="question 1 on PATHS")
+    ap.add_argument("--breakdown", action="store_true", help="analyze's peak RSS by process and the driver "
+                                                                 "JVM's heap, on PATHS (--rounds times)")
     ap.add_argument("--segment", metavar="PATH", help="question 2 on this single-segment input")
     ap.add_argument("--out-only", action="store_true", help="with --segment: skip analyze without --out")
     ap.add_argument("--standalone", action="store_true", help="question 3: 1 vs 2 workers of 1 core on PATHS[0]")
     ap.add_argument("--one-session", action="store_true", help="standalone: master and workers in the bench's "
                                                                  "session (one autogroup) instead of one each")
-    ap.add_argument("--rounds", type=int, default=3, help="standalone rounds (1w/2w alternately)")
+    ap.add_argument("--rounds", type=int, help="standalone rounds (1w/2w alternately; default 3), "
+                                               "breakdown rounds (default 1)")
     ap.add_argument("--out", help="append the Markdown to this file")
     a = ap.parse_args(argv)
     import signal
@@ -560,6 +667,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines += ["### 1. Growing inputs (4 partitions)", ""]
         growing(grow, lines)
         lines.append("")
+    if a.breakdown:
+        lines += ["### Peak RSS by process (`kcodec analyze`, default settings)", ""]
+        breakdown(grow, lines, a.rounds or 1)
+        lines.append("")
     if a.segment:
         lines += ["### 2. A 1 GiB single-segment partition", ""]
         ok = single_segment(a.segment, lines, plain=not a.out_only)
@@ -568,7 +679,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if stand is None:
             ap.error("--standalone needs a PATH")
         lines += ["### 3. Standalone master + 1 vs 2 workers (1 core, 1 GiB each), alternately", ""]
-        workers_rounds(stand, a.rounds, lines, sessions=not a.one_session)
+        workers_rounds(stand, a.rounds or 3, lines, sessions=not a.one_session)
         lines.append("")
     lines.append(f"(this command: {time.monotonic() - t0:,.0f} s wall)")
     if a.out:

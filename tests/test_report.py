@@ -217,3 +217,38 @@ def test_kraft_metadata_tables_render_generically():
     assert "KRaft metadata: feature levels" in text
     assert {"offset", "feature", "level"} <= set(p.headers)
     assert "<td>metadata.version</td>" in text and "<td>27</td>" in text
+
+
+def test_analyze_timeline_stays_packed_and_reads_as_the_timeline_of_each_partition():
+    """The fold's timeline leaves each task packed (its rows follow their partition's row)
+    and the Analysis reads it back: every partition's group events and commit counts as
+    kcodec.offsets.timeline computes them, in the partitions' order, and the storms of
+    the rows are the storms of the lists."""
+    import pickle
+
+    from kcodec.offsets import iter_offset_columns
+    from kcodec.offsets.timeline import Timeline
+    from kcodec.spark._fold import PackedRows, fold_partition
+    from kcodec.spark.analyze import _load_fold_rows, _natural_key, _timeline_rows
+    require(SEGMENTS)
+    dirs = sorted(SEGMENTS.iterdir(), key=lambda d: _natural_key(d.name))
+    rows = [r for d in dirs for r in fold_partition(d.name, [str(f) for f in sorted(d.glob("*.log"))])]
+    assert all(isinstance(data, bytes) for t, data in rows if t in ("partitions", "group_events", "commit_counts"))
+    parts = _load_fold_rows(rows)["partitions"]
+    assert [p["partition"] for p in parts] == [d.name for d in dirs]
+    events, counts = _timeline_rows(parts, "group_events"), _timeline_rows(parts, "commit_counts")
+    want = {"group_events": [], "commit_counts": []}
+    for d in dirs:
+        tl = Timeline()
+        for cols in iter_offset_columns(str(d)):
+            tl.add_columns(cols, partition=d.name)
+        for k, v in tl.result().items():
+            want[k] += v
+    assert want["group_events"] and want["commit_counts"]
+    for got, exp in ((events, want["group_events"]), (counts, want["commit_counts"])):
+        assert isinstance(got, PackedRows) and len(got) == len(exp) and list(got) == exp and got == exp
+        assert got[0] == exp[0] and got[-1] == exp[-1] and got[len(exp) // 2] == exp[len(exp) // 2]
+        assert got[1:4] == exp[1:4] and pickle.loads(pickle.dumps(got)) == exp
+        with pytest.raises(IndexError):
+            got[len(exp)]
+    assert find_storms(events) == find_storms(want["group_events"])

@@ -11,17 +11,21 @@ No PySpark here: this runs in Spark's Python workers.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["fold_partition", "fold_rows", "FLAGGED_CAP", "rows_of_state"]
+__all__ = ["fold_partition", "fold_rows", "FLAGGED_CAP", "rows_of_state", "load_row", "PackedRows",
+           "TIMELINE_TABLES"]
 
 FLAGGED_CAP = 1000          # flagged rows kept per partition (the total is always counted)
 _EPOCH_TYPES = {"GroupMetadata": "generation", "ConsumerGroupMetadata": "epoch",
                 "ShareGroupMetadata": "epoch", "StreamsGroupMetadata": "epoch"}
 _COMMIT_TYPES = ("OffsetCommit", "LegacyOffsetCommit")
 _MAX_BUCKETS = 100_000      # commit-count buckets per partition before they coarsen
+# the report's timeline (kcodec.offsets.timeline): rows that grow with the history's length
+TIMELINE_TABLES = ("group_events", "commit_counts")
 
 
 def _jsonable(o: Any) -> Any:
@@ -36,7 +40,7 @@ def _jsonable(o: Any) -> Any:
     if isinstance(o, dict):
         return {(k if isinstance(k, str) else "-".join(map(str, k)) if isinstance(k, tuple) else str(k)):
                 _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
+    if isinstance(o, (list, tuple, PackedRows)):
         return [_jsonable(x) for x in o]
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         return {f.name: _jsonable(getattr(o, f.name)) for f in dataclasses.fields(o)}
@@ -166,22 +170,86 @@ def rows_of_state(st: Any, part: Optional[str]) -> Iterator[Tuple[str, str]]:
             yield "committed_offsets", json.dumps(od)
 
 
-def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int) -> str:
+def _pack(doc: Any) -> bytes:
+    import cramjam
+    return bytes(cramjam.zstd.compress(json.dumps(doc).encode(), level=1))
+
+
+def load_row(data: Any) -> Any:
+    """One ``(table, data)`` row's data as the fold wrote it: JSON, or zstd-compressed
+    JSON bytes (:func:`fold_partition`'s ``partitions`` and timeline rows)."""
+    if isinstance(data, (bytes, bytearray)):
+        import cramjam
+        data = bytes(cramjam.zstd.decompress(data))
+    return json.loads(data)
+
+
+class PackedRows(Sequence):
+    """A read-only list of JSON rows kept as zstd-compressed JSON arrays (one per folded
+    partition, ~19x smaller than the Python dicts) and parsed a chunk at a time when
+    iterated: the timeline's rows grow with the history's length, and the driver holds
+    them for the summary and the report without holding them as objects."""
+
+    def __init__(self, chunks: Optional[List[Tuple[bytes, int]]] = None) -> None:
+        self._chunks: List[Tuple[bytes, int]] = list(chunks or [])     # (packed JSON array, rows)
+
+    def add(self, rows: Any, n: Optional[int] = None) -> None:
+        """Append ``n`` rows packed by :func:`fold_partition`, a list of rows, or another
+        PackedRows' chunks."""
+        if isinstance(rows, PackedRows):
+            self._chunks += rows._chunks
+        elif isinstance(rows, (bytes, bytearray)):
+            self._chunks.append((bytes(rows), len(load_row(rows)) if n is None else n))
+        elif rows:
+            self._chunks.append((_pack(list(rows)), len(rows)))
+
+    def __len__(self) -> int:
+        return sum(n for _, n in self._chunks)
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        for data, _ in self._chunks:
+            yield from load_row(data)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return list(self)[i]
+        if i < 0:
+            i += len(self)
+        for data, n in self._chunks:
+            if 0 <= i < n:
+                return load_row(data)[i]
+            i -= n
+        raise IndexError("PackedRows index out of range")
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"PackedRows({len(self)} rows in {len(self._chunks)} chunks)"
+
+    def __reduce__(self) -> Any:
+        return PackedRows, (self._chunks,)
+
+
+def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int,
+             packed: bool = False) -> Any:
     """The ``partitions`` row of one folded partition (its totals, the counts behind the
-    time series, its flagged rows and the report's timeline), as JSON."""
-    timeline = _jsonable(tl.result()) if tl is not None else {}
-    return json.dumps({"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
-                       "aborted_records": st.aborted_records,
-                       "open_transactions": sum(st.open_transactions.values()),
-                       "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
-                       "errors": st.errors, "corrupt_batches": corrupt, "flagged": stats.flagged,
-                       "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
-                       "resolution": stats.resolution,
-                       "commits": [[k, v] for k, v in sorted(stats.commits.items())],
-                       "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
-                       "assignors": sorted([a, g] for a, g in stats.assignors),
-                       "group_events": timeline.get("group_events", []),
-                       "commit_counts": timeline.get("commit_counts", [])})
+    time series, its flagged rows and the report's timeline), as JSON (as a dict with
+    ``packed``: :func:`fold_partition` sends the timeline apart)."""
+    timeline = tl.result() if tl is not None else {}      # JSON-able as it is
+    doc = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
+            "aborted_records": st.aborted_records,
+            "open_transactions": sum(st.open_transactions.values()),
+            "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
+            "errors": st.errors, "corrupt_batches": corrupt, "flagged": stats.flagged,
+            "flagged_rows": stats.flagged_rows, "lo": stats.lo, "hi": stats.hi,
+            "resolution": stats.resolution,
+            "commits": [[k, v] for k, v in sorted(stats.commits.items())],
+            "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
+            "assignors": sorted([a, g] for a, g in stats.assignors),
+            "group_events": timeline.get("group_events", []),
+            "commit_counts": timeline.get("commit_counts", [])}
+    return doc if packed else json.dumps(doc)
 
 
 def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = None
@@ -225,7 +293,17 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
             src.close()
     st = f.state()
     yield from rows_of_state(st, part)
-    yield "partitions", _summary(part, st, stats, tl, corrupt)
+    # the timeline grows with the history (every group event, commits per group, topic and
+    # minute): compressed (~19x), it passes through the JVM (task result, collect) and
+    # stays in the driver (PackedRows) as a few MB, not hundreds.  Its rows follow their
+    # partition's row (collect keeps the order); the summary says how many there are.
+    doc = _summary(part, st, stats, tl, corrupt, packed=True)
+    timeline = {k: doc.pop(k) for k in TIMELINE_TABLES}
+    doc.update({f"{k}_rows": len(v) for k, v in timeline.items()})
+    yield "partitions", _pack(doc)
+    del doc
+    for k in TIMELINE_TABLES:
+        yield k, _pack(timeline.pop(k))
     for row in bad:
         yield "corrupt", row
 

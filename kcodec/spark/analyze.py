@@ -9,13 +9,12 @@ tables and prints a summary; optionally a self-contained HTML report with charts
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ._fold import _jsonable
+from ._fold import TIMELINE_TABLES, PackedRows, _jsonable, load_row
 
 __all__ = ["analyze", "Analysis", "sample_path"]
 
@@ -64,8 +63,10 @@ class Analysis:
     seconds: float = 0.0
     # the report's data (kcodec.offsets.timeline, when installed): group events and
     # commits per group, topic and minute
-    group_events: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
-    commit_counts: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    # (read-only sequences of dicts: PackedRows keeps them compressed, a long history's
+    # timeline would otherwise be the biggest thing the driver holds)
+    group_events: Sequence[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    commit_counts: Sequence[Dict[str, Any]] = dataclasses.field(default_factory=list)
     # flagged records and corrupt batches ({file, position, offset, record_type, reason}),
     # the first FLAGGED_CAP per partition; flagged_total counts them all
     flagged_rows: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -283,9 +284,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
             from ._source import read_log
             df = _dump_input(spark, src) if dump else read_log(spark, src)
             rows = [(r.table, r.data) for r in _fold_frame(df).collect()]
-        fold_rows_: Dict[str, List[Dict[str, Any]]] = {name: [] for name in (*_TABLE_SCHEMAS, "corrupt")}
-        for table, data in rows:
-            fold_rows_[table].append(json.loads(data))
+        fold_rows_ = _load_fold_rows(rows)
         del rows
         groups = sorted(fold_rows_["groups"], key=lambda g: g["group_id"])
         parts = fold_rows_["partitions"]
@@ -327,14 +326,37 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
                  commit_rows, bucket_seconds, sorted(g for p in parts for g in (p["deleted_groups"] or [])),
                  sum(p["aborted_records"] or 0 for p in parts), unknown,
                  [e for p in parts for e in (p["errors"] or [])], downgrade, time.monotonic() - t0)
-    a.group_events = [e for p in parts for e in p.get("group_events") or []]
-    a.commit_counts = [c for p in parts for c in p.get("commit_counts") or []]
+    a.group_events, a.commit_counts = (_timeline_rows(parts, k) for k in TIMELINE_TABLES)
     a.flagged_rows = [r for p in parts for r in p.get("flagged_rows") or []]
     a.flagged_total = a.flagged + a.corrupt_batches
     a.metadata = history
     a.metadata_source = None if metadata is None else (metadata if isinstance(metadata, str)
                                                         else ", ".join(metadata))
     return a
+
+
+def _load_fold_rows(rows: List[Tuple[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """The fold's ``(table, data)`` rows (in the tasks' order) by table, parsed; the
+    timeline's packed rows stay packed, in their partition's row."""
+    out: Dict[str, List[Dict[str, Any]]] = {name: [] for name in (*_TABLE_SCHEMAS, "corrupt")}
+    for table, data in rows:
+        if table in TIMELINE_TABLES:
+            # the partition whose row came just before (collect keeps the tasks' order);
+            # parsed only when the summary or the report reads them
+            p = out["partitions"][-1]
+            p[table] = PackedRows([(data, p.pop(f"{table}_rows"))])
+        else:
+            out[table].append(load_row(data))
+    return out
+
+
+def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
+    """The partitions' rows of a timeline table (packed by the tasks, or lists from a
+    dump's fold), in the partitions' order."""
+    out = PackedRows()
+    for p in parts:
+        out.add(p.pop(table, None))
+    return out
 
 
 def _is_metadata(path: str) -> bool:

@@ -23,7 +23,7 @@ import sys
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 __all__ = ["write_report", "render_report", "print_summary", "local_analysis", "LocalAnalysis", "find_storms",
            "commit_rates", "group_rows"]
@@ -147,14 +147,16 @@ def find_storms(events: Iterable[Dict[str, Any]], *, window_ms: int = STORM_WIND
     """Rebalance storms: per group, runs of rebalances (new generations / group epochs) with
     at least ``min_rebalances`` of them within ``window_ms``; overlapping windows merge.
     Each: group, start and end (ms), rebalances, members that joined and left."""
-    by_group: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+    # per rebalance only what a storm reports (timestamp, epoch, members joined and left):
+    # a long history has many, and the events may be parsed one chunk at a time (PackedRows)
+    by_group: Dict[str, List[Tuple[int, Any, int, int]]] = defaultdict(list)
     for e in events:
         if e.get("rebalance"):
-            by_group[e["group_id"]].append(e)
+            by_group[e["group_id"]].append((e["timestamp"], e["epoch"], len(e["joined"]), len(e["left"])))
     storms = []
     for gid, evs in by_group.items():
-        evs.sort(key=lambda e: e["timestamp"])
-        ts = [e["timestamp"] for e in evs]
+        evs.sort(key=lambda e: e[0])
+        ts = [e[0] for e in evs]
         cur: Optional[List[int]] = None        # [first index, last index]
         for i in range(len(ts)):
             j = i + min_rebalances - 1
@@ -170,11 +172,11 @@ def find_storms(events: Iterable[Dict[str, Any]], *, window_ms: int = STORM_WIND
     return sorted(storms, key=lambda s: (s["start"], s["group_id"]))
 
 
-def _storm(gid: str, evs: List[Dict[str, Any]], span: List[int]) -> Dict[str, Any]:
+def _storm(gid: str, evs: List[Tuple[int, Any, int, int]], span: List[int]) -> Dict[str, Any]:
     part = evs[span[0]:span[1] + 1]
-    return {"group_id": gid, "start": part[0]["timestamp"], "end": part[-1]["timestamp"],
-            "rebalances": len(part), "epochs": f"{part[0]['epoch']}..{part[-1]['epoch']}",
-            "joined": sum(len(e["joined"]) for e in part), "left": sum(len(e["left"]) for e in part)}
+    return {"group_id": gid, "start": part[0][0], "end": part[-1][0],
+            "rebalances": len(part), "epochs": f"{part[0][1]}..{part[-1][1]}",
+            "joined": sum(e[2] for e in part), "left": sum(e[3] for e in part)}
 
 
 def commit_rates(counts: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
