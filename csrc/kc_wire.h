@@ -12,9 +12,11 @@
 #if defined(__GNUC__)
 #define KC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KC_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define KC_LIKELY(x) (x)
 #define KC_UNLIKELY(x) (x)
+#define KC_ALWAYS_INLINE inline
 #endif
 
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(((unsigned)p[0] << 8) | p[1]); }
