@@ -282,10 +282,11 @@ static int grow(kc_col *restrict c, size_t need)
     return KC_OK;
 }
 
-/* room for `need` bytes of string/bytes data */
+/* room for `need` bytes of string/bytes data; first 8 bytes per value slot (a column
+ * reserved for a batch's rows starts near its size instead of doubling up from 256) */
 static int grow_data(kc_col *restrict c, size_t need)
 {
-    size_t ncap = c->data_cap ? c->data_cap : 256;
+    size_t ncap = c->data_cap ? c->data_cap : c->cap > 32 ? 8 * c->cap : 256;
     uint8_t *nd;
     while (ncap < need)
         ncap *= 2;
