@@ -282,10 +282,11 @@ static int grow(kc_col *restrict c, size_t need)
     return KC_OK;
 }
 
-/* room for `need` bytes of string/bytes data */
+/* room for `need` bytes of string/bytes data; first 8 bytes per value slot (a column
+ * reserved for a batch's rows starts near its size instead of doubling up from 256) */
 static int grow_data(kc_col *restrict c, size_t need)
 {
-    size_t ncap = c->data_cap ? c->data_cap : 256;
+    size_t ncap = c->data_cap ? c->data_cap : c->cap > 32 ? 8 * c->cap : 256;
     uint8_t *nd;
     while (ncap < need)
         ncap *= 2;
@@ -307,6 +308,12 @@ static inline int reserve(kc_col *restrict c, size_t n)
     if (KC_LIKELY(c->cap - c->len >= n && c->cap))
         return KC_OK;
     return grow(c, c->len + n);
+}
+
+/* room for one more value: the check of every appended value, one compare (len <= cap) */
+static inline int reserve1(kc_col *restrict c)
+{
+    return KC_LIKELY(c->len < c->cap) ? KC_OK : grow(c, c->len + 1);
 }
 
 static inline void put_bit(uint8_t *bits, size_t i, int v)
@@ -346,7 +353,7 @@ static inline int put_fixed(kc_col *restrict c, int64_t v, int valid)
     int rc;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     switch (c->width) {
     case 0: put_bit(c->values, c->len, v != 0); break;
@@ -363,7 +370,7 @@ static inline int put_uuid(kc_col *restrict c, const uint8_t *p, int valid)
     int rc;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     if (p)
         memcpy(c->values + 16 * c->len, p, 16);
@@ -378,7 +385,7 @@ static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
     int rc;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     if (n) {
         if (c->data_cap - c->data_len < n && (rc = grow_data(c, c->data_len + n)) != KC_OK)
@@ -405,7 +412,7 @@ static inline int put_list(kc_col *restrict c, size_t child_len, int valid)
     int rc;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     if (child_len > 0x7fffffff)
         return KC_E_TOO_BIG;
@@ -418,24 +425,23 @@ static inline int put_struct(kc_col *restrict c, int valid)
     int rc;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     return put_valid(c, valid);
 }
 
-/* a null value (def: 0) or, with `dflt`, the node's default */
-static int put_absent(kc_columns *t, kc_col *c, int dflt)
+static int put_absent_struct(kc_columns *t, kc_col *c, int valid);
+
+/* a null value (def: 0) or, with `dflt`, the node's default.  Inline for the leaves: the
+ * fields a version lacks and the absent tagged fields take this once per row. */
+static KC_ALWAYS_INLINE int put_absent(kc_columns *t, kc_col *c, int dflt)
 {
-    int rc;
     int valid = dflt && !c->def_null;
     if (c->skip)
         return KC_OK;
     switch (c->kind) {
     case KC_N_STRUCT:
-        for (int32_t q = 0; q < c->n_kids; q++)
-            if ((rc = put_absent(t, KID(t, c, q), valid)) != KC_OK)
-                return rc;
-        return put_struct(c, valid);
+        return put_absent_struct(t, c, valid);
     case KC_N_LIST:
         return put_list(c, KID(t, c, 0)->len, valid);
     case KC_N_VAR:
@@ -448,14 +454,34 @@ static int put_absent(kc_columns *t, kc_col *c, int dflt)
     }
 }
 
-/* bits [from, from + k) set to v */
+static int put_absent_struct(kc_columns *t, kc_col *c, int valid)
+{
+    int rc;
+    for (int32_t q = 0; q < c->n_kids; q++)
+        if ((rc = put_absent(t, KID(t, c, q), valid)) != KC_OK)
+            return rc;
+    return put_struct(c, valid);
+}
+
+/* bits [from, from + k) set to v: the partial bytes at either end masked, the whole
+ * bytes between set at once (null runs are mostly short: a row of another type) */
 static void fill_bits(uint8_t *bits, size_t from, size_t k, int v)
 {
-    for (; k && (from & 7); from++, k--)
-        put_bit(bits, from, v);
-    memset(bits + (from >> 3), v ? 0xff : 0, k >> 3);
-    for (from += k & ~(size_t)7, k &= 7; k; from++, k--)
-        put_bit(bits, from, v);
+    size_t end = from + k, b0 = from >> 3, b1 = end >> 3;
+    uint8_t head = (uint8_t)(0xffu << (from & 7)), tail = (uint8_t)((1u << (end & 7)) - 1);
+    if (!k)
+        return;
+    if (b0 == b1)           /* within one byte (end is not on a byte boundary here) */
+        head &= tail;
+    bits[b0] = v ? (uint8_t)(bits[b0] | head) : (uint8_t)(bits[b0] & ~head);
+    if (b0 == b1)
+        return;
+    for (size_t i = b0 + 1; i < b1 && i < b0 + 9; i++)
+        bits[i] = v ? 0xff : 0;
+    if (b1 > b0 + 9)
+        memset(bits + b0 + 9, v ? 0xff : 0, b1 - b0 - 9);
+    if (end & 7)            /* no byte past the last bit is touched */
+        bits[b1] = v ? (uint8_t)(bits[b1] | tail) : (uint8_t)(bits[b1] & ~tail);
 }
 
 static void clear_bits(uint8_t *bits, size_t from, size_t k)
@@ -595,7 +621,7 @@ static inline int cd_fixed(kc_cdec *restrict d, kc_col *restrict c, int type)
     d->pos += w;
     if (c->skip)
         return KC_OK;
-    if ((rc = reserve(c, 1)) != KC_OK)
+    if ((rc = reserve1(c)) != KC_OK)
         return rc;
     dst = c->values + (size_t)c->width * c->len;
     switch (type) {
@@ -685,8 +711,19 @@ static int cd_value(kc_cdec *restrict d, kc_col *restrict c, int type, int flags
         }
         if (KC_UNLIKELY((uint64_t)n > d->end - d->pos))
             return cfail(d, KC_E_ARRAY_COUNT, start);
+        /* elements are not nullable (flags: compact only); scalars, strings and structs
+         * without a call and a dispatch per element */
         if (et == KC_T_INT32)
             rc = cd_int32s(d, e, n);
+        else if (et <= KC_T_UUID)
+            for (int64_t i = 0; i < n && rc == KC_OK; i++)
+                rc = cd_fixed(d, e, et);
+        else if (et <= KC_T_RECORDS)
+            for (int64_t i = 0; i < n && rc == KC_OK; i++)
+                rc = cd_bytes(d, e, et, flags & KC_F_COMPACT);
+        else if (et == KC_T_STRUCT)
+            for (int64_t i = 0; i < n && rc == KC_OK; i++)
+                rc = cd_struct(d, e, arg >> 8, depth + 1);
         else
             for (int64_t i = 0; i < n && rc == KC_OK; i++)
                 rc = cd_value(d, e, et, flags & KC_F_COMPACT, arg >> 8, depth, 0);

@@ -12,9 +12,11 @@
 #if defined(__GNUC__)
 #define KC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KC_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define KC_LIKELY(x) (x)
 #define KC_UNLIKELY(x) (x)
+#define KC_ALWAYS_INLINE inline
 #endif
 
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(((unsigned)p[0] << 8) | p[1]); }
@@ -37,17 +39,29 @@ static size_t utf8_check_slow(const uint8_t *s, size_t n, size_t i);
 static inline size_t utf8_check(const uint8_t *s, size_t n)
 {
     size_t i = 0;
-    uint8_t acc = 0;
+    uint64_t w;
     while (i + 8 <= n) {
-        uint64_t w;
         memcpy(&w, s + i, 8);
         if (w & 0x8080808080808080ull)
             return utf8_check_slow(s, n, i);
         i += 8;
     }
-    for (size_t j = i; j < n; j++)
-        acc |= s[j];
-    return (acc & 0x80) ? utf8_check_slow(s, n, i) : n;
+    if (i == n)
+        return n;
+    /* the last n - i (< 8) bytes without a loop: the string's last word (overlapping
+     * checked bytes), or for short strings two overlapping halves / its first, middle
+     * and last byte */
+    if (n >= 8) {
+        memcpy(&w, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        w = a | b;
+    } else {
+        w = (uint64_t)(s[0] | s[n >> 1] | s[n - 1]);
+    }
+    return (w & 0x8080808080808080ull) ? utf8_check_slow(s, n, i) : n;
 }
 
 static size_t utf8_check_slow(const uint8_t *s, size_t n, size_t i)
