@@ -193,13 +193,10 @@ class PackedRows(Sequence):
     def __init__(self, chunks: Optional[List[Tuple[bytes, int]]] = None) -> None:
         self._chunks: List[Tuple[bytes, int]] = list(chunks or [])     # (packed JSON array, rows)
 
-    def add(self, rows: Any, n: Optional[int] = None) -> None:
-        """Append ``n`` rows packed by :func:`fold_partition`, a list of rows, or another
-        PackedRows' chunks."""
+    def add(self, rows: Any) -> None:
+        """Append another PackedRows' chunks, or a list of rows (packed here)."""
         if isinstance(rows, PackedRows):
             self._chunks += rows._chunks
-        elif isinstance(rows, (bytes, bytearray)):
-            self._chunks.append((bytes(rows), len(load_row(rows)) if n is None else n))
         elif rows:
             self._chunks.append((_pack(list(rows)), len(rows)))
 
@@ -231,11 +228,9 @@ class PackedRows(Sequence):
         return PackedRows, (self._chunks,)
 
 
-def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int,
-             packed: bool = False) -> Any:
+def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int) -> Dict[str, Any]:
     """The ``partitions`` row of one folded partition (its totals, the counts behind the
-    time series, its flagged rows and the report's timeline), as JSON (as a dict with
-    ``packed``: :func:`fold_partition` sends the timeline apart)."""
+    time series, its flagged rows and the report's timeline), JSON-able."""
     timeline = tl.result() if tl is not None else {}      # JSON-able as it is
     doc = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
             "aborted_records": st.aborted_records,
@@ -249,7 +244,7 @@ def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: in
             "assignors": sorted([a, g] for a, g in stats.assignors),
             "group_events": timeline.get("group_events", []),
             "commit_counts": timeline.get("commit_counts", [])}
-    return doc if packed else json.dumps(doc)
+    return doc
 
 
 def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = None
@@ -297,7 +292,7 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
     # minute): compressed (~19x), it passes through the JVM (task result, collect) and
     # stays in the driver (PackedRows) as a few MB, not hundreds.  Its rows follow their
     # partition's row (collect keeps the order); the summary says how many there are.
-    doc = _summary(part, st, stats, tl, corrupt, packed=True)
+    doc = _summary(part, st, stats, tl, corrupt)
     timeline = {k: doc.pop(k) for k in TIMELINE_TABLES}
     doc.update({f"{k}_rows": len(v) for k, v in timeline.items()})
     yield "partitions", _pack(doc)
@@ -333,7 +328,7 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     def flush() -> Any:
         st = f.state()
         rows = list(rows_of_state(st, cur))
-        rows.append(("partitions", _summary(cur, st, stats, tl, 0)))
+        rows.append(("partitions", json.dumps(_summary(cur, st, stats, tl, 0))))
         return pa.RecordBatch.from_pydict({"table": [r[0] for r in rows], "data": [r[1] for r in rows]})
 
     for b in batches:
