@@ -99,12 +99,22 @@ def test_mutated_rows_equal_the_single_record_api(monkeypatch):
     assert 200 < errors < len(w) - 200          # both kinds of row, plenty of each
 
 
-@pytest.mark.xfail(reason="decode_offsets decodes members with the consumer protocol only; "
-                          "decode_record honours registered protocol decoders (kcodec.streams "
-                          "registers one for protocol 'stream' that also checks Streams userData)",
-                   strict=False)
-def test_mutated_rows_with_streams_registered_equal_the_single_record_api():
-    import kcodec.streams  # noqa: F401  (registers the 'stream' protocol's decoder)
+def test_registered_protocol_decoders_do_not_change_the_columns(monkeypatch):
+    """``members`` are decoded with Kafka's consumer protocol in every worker, whatever
+    decoders the driver registered (kcodec.streams registers one for protocol "stream"
+    that also checks Streams userData; from_streams_subscription decodes that in Spark):
+    registering one leaves every row as it was."""
+    import pyarrow as pa
+
+    from kcodec.offsets import records
+    from kcodec.spark import _kernels as K
     from kcodec.streams import groups
+    monkeypatch.setattr(records, "_PROTOCOLS", {("consumer", None): records._PROTOCOLS[("consumer", None)]})
+    keys, values = _rows()
+    k, v = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
+    before = K.decode_offsets(k, v)
+    protocols = before.field("GroupMetadataValue").field("protocol").to_pylist()
+    assert protocols.count("stream") >= 3         # Streams groups' rows are among them
     groups.register()
-    _compare(*_rows())
+    assert records.protocol_decoder("consumer", "stream") is not records.protocol_decoder("consumer")
+    assert K.decode_offsets(k, v).equals(before)

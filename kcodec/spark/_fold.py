@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 __all__ = ["fold_partition", "fold_rows", "FLAGGED_CAP", "rows_of_state", "load_row", "PackedRows",
-           "TIMELINE_TABLES"]
+           "TIMELINE_TABLES", "DUMP_FOLD_SCHEMA", "partition_rows"]
 
 FLAGGED_CAP = 1000          # flagged rows kept per partition (the total is always counted)
 _EPOCH_TYPES = {"GroupMetadata": "generation", "ConsumerGroupMetadata": "epoch",
@@ -26,6 +26,8 @@ _COMMIT_TYPES = ("OffsetCommit", "LegacyOffsetCommit")
 _MAX_BUCKETS = 100_000      # commit-count buckets per partition before they coarsen
 # the report's timeline (kcodec.offsets.timeline): rows that grow with the history's length
 TIMELINE_TABLES = ("group_events", "commit_counts")
+# fold_dump_batches' rows (mapInArrow): a row's JSON in data, or its compressed JSON in packed
+DUMP_FOLD_SCHEMA = "table string, data string, packed binary"
 
 
 def _jsonable(o: Any) -> Any:
@@ -247,6 +249,25 @@ def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: in
     return doc
 
 
+def partition_rows(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int
+                   ) -> Iterator[Tuple[str, Any]]:
+    """A folded partition's ``(table, data)`` rows: its state as JSON, then its
+    ``partitions`` row and the timeline's rows as zstd-compressed JSON bytes.
+
+    The timeline grows with the history (every group event, commits per group, topic and
+    minute): compressed (~19x), it passes through the JVM (task result, collect) and stays
+    in the driver (PackedRows) as a few MB, not hundreds.  Its rows follow their
+    partition's row (collect keeps the order); the summary says how many there are."""
+    yield from rows_of_state(st, part)
+    doc = _summary(part, st, stats, tl, corrupt)
+    timeline = {k: doc.pop(k) for k in TIMELINE_TABLES}
+    doc.update({f"{k}_rows": len(v) for k, v in timeline.items()})
+    yield "partitions", _pack(doc)
+    del doc
+    for k in TIMELINE_TABLES:
+        yield k, _pack(timeline.pop(k))
+
+
 def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = None
                    ) -> Iterator[Tuple[str, str]]:
     """Fold one partition's ``files`` (its segments, in log order, any path
@@ -286,19 +307,7 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
                 stats.add(cols, path)
         finally:
             src.close()
-    st = f.state()
-    yield from rows_of_state(st, part)
-    # the timeline grows with the history (every group event, commits per group, topic and
-    # minute): compressed (~19x), it passes through the JVM (task result, collect) and
-    # stays in the driver (PackedRows) as a few MB, not hundreds.  Its rows follow their
-    # partition's row (collect keeps the order); the summary says how many there are.
-    doc = _summary(part, st, stats, tl, corrupt)
-    timeline = {k: doc.pop(k) for k in TIMELINE_TABLES}
-    doc.update({f"{k}_rows": len(v) for k, v in timeline.items()})
-    yield "partitions", _pack(doc)
-    del doc
-    for k in TIMELINE_TABLES:
-        yield k, _pack(timeline.pop(k))
+    yield from partition_rows(part, f.state(), stats, tl, corrupt)
     for row in bad:
         yield "corrupt", row
 
@@ -315,7 +324,8 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     ``is_transactional``, ``producer_id``, sorted by source and offset within the Spark
     partition): each source partition's rows stream, a run of rows at a time, through the
     columnar fold a segment takes (:func:`kcodec.offsets.columns.record_columns` into
-    :class:`kcodec.offsets.Folder`), then its ``(table, JSON)`` rows come out."""
+    :class:`kcodec.offsets.Folder`), then its rows come out as :func:`fold_partition`'s do,
+    in :data:`DUMP_FOLD_SCHEMA` (JSON in ``data``, compressed rows in ``packed``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from kcodec.offsets import Folder
@@ -326,10 +336,13 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     stats = _Stats()
 
     def flush() -> Any:
-        st = f.state()
-        rows = list(rows_of_state(st, cur))
-        rows.append(("partitions", json.dumps(_summary(cur, st, stats, tl, 0))))
-        return pa.RecordBatch.from_pydict({"table": [r[0] for r in rows], "data": [r[1] for r in rows]})
+        # JSON rows in data, compressed ones in packed (DUMP_FOLD_SCHEMA)
+        rows = list(partition_rows(cur, f.state(), stats, tl, 0))
+        packed = [isinstance(d, bytes) for _, d in rows]
+        return pa.RecordBatch.from_pydict(
+            {"table": [t for t, _ in rows], "data": [None if p else d for p, (_, d) in zip(packed, rows)],
+             "packed": [d if p else None for p, (_, d) in zip(packed, rows)]},
+            schema=pa.schema([("table", pa.string()), ("data", pa.string()), ("packed", pa.binary())]))
 
     for b in batches:
         n = b.num_rows

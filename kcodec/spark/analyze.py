@@ -110,7 +110,7 @@ def _fold_frame(df: Any) -> Any:
     rows of each source partition streamed in offset order through the Folder (sorted
     within Spark partitions, which spill to disk: no partition's history in memory)."""
     from pyspark.sql import functions as F
-    from ._fold import fold_dump_batches
+    from ._fold import DUMP_FOLD_SCHEMA, fold_dump_batches
     src = F.when(F.col("topic").isNotNull() & F.col("partition").isNotNull(),
                  F.concat_ws("-", "topic", F.col("partition").cast("string"))).otherwise(F.col("file"))
     rows = (df.where(F.col("error").isNull())
@@ -119,7 +119,7 @@ def _fold_frame(df: Any) -> Any:
                     "key", "value", "is_control", "control_type", "is_transactional", "producer_id"))
     n = max(1, df.sparkSession.sparkContext.defaultParallelism)
     return (rows.repartition(n, "source").sortWithinPartitions("source", "offset")
-            .mapInArrow(fold_dump_batches, "table string, data string"))
+            .mapInArrow(fold_dump_batches, DUMP_FOLD_SCHEMA))
 
 
 def _partitions(listed: List[Any]) -> List[Any]:
@@ -283,7 +283,7 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         else:
             from ._source import read_log
             df = _dump_input(spark, src) if dump else read_log(spark, src)
-            rows = [(r.table, r.data) for r in _fold_frame(df).collect()]
+            rows = [(r.table, r.data if r.packed is None else r.packed) for r in _fold_frame(df).collect()]
         fold_rows_ = _load_fold_rows(rows)
         del rows
         groups = sorted(fold_rows_["groups"], key=lambda g: g["group_id"])
@@ -351,8 +351,8 @@ def _load_fold_rows(rows: List[Tuple[str, Any]]) -> Dict[str, List[Dict[str, Any
 
 
 def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
-    """The partitions' rows of a timeline table (packed by the tasks, or lists from a
-    dump's fold), in the partitions' order."""
+    """The partitions' rows of a timeline table (packed by the tasks), in the
+    partitions' order."""
     out = PackedRows()
     for p in parts:
         out.add(p.pop(table, None))

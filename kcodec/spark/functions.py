@@ -125,7 +125,10 @@ def from_consumer_offsets(key: ColumnOrName, value: ColumnOrName,
       ``GroupMetadataValue``, ``ConsumerGroupMemberMetadataValue``, ...: the fields of
       all its versions, set on the rows of that type) and, with ``GroupMetadata``,
       ``members``: a classic consumer group's members' decoded subscriptions and
-      assignments, parallel to ``GroupMetadataValue.members``;
+      assignments, parallel to ``GroupMetadataValue.members`` (read with Kafka's
+      consumer protocol in every worker, whatever decoders the driver registered with
+      :func:`kcodec.offsets.register_protocol_decoder`; the Streams ``userData`` in
+      them decodes with :func:`from_streams_subscription` / :func:`from_streams_assignment`);
     - ``raw_value``: the value bytes of a row whose value is in no struct of this
       result (a type not selected, an unknown type, a value that did not decode);
     - ``_error``.
