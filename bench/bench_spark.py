@@ -145,12 +145,13 @@ def _row_decoder(names):
 
 
 def _tree_cpu() -> dict:
-    """CPU seconds (user + system) used so far by this process's descendants, by program
-    name: the JVM (``java``) and the Python workers it forks (reused across tasks).  Read
-    from /proc (Linux); the VM is shared, so CPU time is a steadier yardstick than wall
-    time."""
+    """CPU seconds (user + system) used so far by this process's descendants: the JVM's
+    own ("jvm") and the Python processes' ("python": the workers, the worker daemon, and
+    the workers they reaped, counted in the reaper's ``cutime``/``cstime``: a worker is
+    not reused after a task that did not read its whole input).  Read from /proc (Linux);
+    the VM is shared, so CPU time is a steadier yardstick than wall time."""
     tick = os.sysconf("SC_CLK_TCK")
-    parent, cpu, comm = {}, {}, {}
+    parent, own, reaped, comm = {}, {}, {}, {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -160,20 +161,19 @@ def _tree_cpu() -> dict:
         except OSError:
             continue
         st = st.split()
-        parent[int(d)] = int(st[1])
-        # utime + stime, and cutime + cstime: the workers the daemon forked and reaped
-        # stay counted after they exit (a worker is not reused after a task that did not
-        # read its whole input)
-        cpu[int(d)] = (int(st[11]) + int(st[12]) + int(st[13]) + int(st[14])) / tick
-        comm[int(d)] = head.split("(", 1)[1]
-    me, total = os.getpid(), {}
-    for pid in cpu:
+        pid = int(d)
+        parent[pid] = int(st[1])
+        own[pid] = (int(st[11]) + int(st[12])) / tick
+        reaped[pid] = (int(st[13]) + int(st[14])) / tick
+        comm[pid] = head.split("(", 1)[1]
+    me, total = os.getpid(), {"jvm": 0.0, "python": 0.0}
+    for pid in own:
         p = parent.get(pid)
         while p and p != me:
             p = parent.get(p)
         if p == me:
-            what = "jvm" if comm[pid] == "java" else "python"
-            total[what] = total.get(what, 0.0) + cpu[pid]
+            total["jvm" if comm[pid] == "java" else "python"] += own[pid]
+            total["python"] += reaped[pid]      # the JVM's and the daemon's children are Python
     return total
 
 

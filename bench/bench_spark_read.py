@@ -41,6 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from bench_spark import _tree_cpu  # noqa: E402  (the JVM's and its Python workers' CPU)
+
 NARROW = ["group", "topic", "partition", "OffsetCommitValue.offset", "OffsetCommitValue.commitTimestamp"]
 LABELS = {
     "old": "pre-691dc54 read_log (binaryFile rows) + from_consumer_offsets",
@@ -49,37 +51,6 @@ LABELS = {
     "narrow": 'read_log(decode="offsets", options={"fields": narrow})',
     "read": "read_log alone",
 }
-
-
-def _tree_cpu() -> Dict[str, float]:
-    """CPU seconds used so far by this process's descendants: the JVM's own ("jvm") and the
-    Python processes' ("python": the workers, the worker daemon, and what the JVM and the
-    daemon reaped, which is counted in their ``cutime``/``cstime``)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, own, reaped, comm = {}, {}, {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                head, st = f.read().rsplit(")", 1)
-        except OSError:
-            continue
-        st = st.split()
-        pid = int(d)
-        parent[pid] = int(st[1])
-        own[pid] = (int(st[11]) + int(st[12])) / tick
-        reaped[pid] = (int(st[13]) + int(st[14])) / tick
-        comm[pid] = head.split("(", 1)[1]
-    me, total = os.getpid(), {"jvm": 0.0, "python": 0.0}
-    for pid in own:
-        p = parent.get(pid)
-        while p and p != me:
-            p = parent.get(p)
-        if p == me:
-            total["jvm" if comm[pid] == "java" else "python"] += own[pid]
-            total["python"] += reaped[pid]      # the JVM's and the daemon's children are Python
-    return total
 
 
 def _data(args: argparse.Namespace) -> str:
