@@ -22,9 +22,16 @@ cdef extern from "kc_ocols.h" nogil:
     struct ArrowArray:
         void (*release)(ArrowArray *)
 
+    ctypedef struct kc_flat:
+        pass
+
+    int kc_flat_build(const kc_columns *t, const int32_t *code, const int32_t *map, kc_flat **out)
+    void kc_flat_free(kc_flat *f)
+
     ctypedef struct kc_oc_prog:
         const int32_t *code
         const int32_t *map
+        const kc_flat *flat
 
     ctypedef struct kc_oc_plan:
         int32_t n_types, n_versions
@@ -59,16 +66,21 @@ cdef class OffsetsKernel:
     cdef kc_columns *trees
     cdef int32_t n_built
     cdef kc_oc_prog *progs
+    cdef Py_ssize_t n_progs
     cdef list keep
     cdef object typ
 
     def __cinit__(self):
         self.trees = NULL
         self.progs = NULL
+        self.n_progs = 0
         self.n_built = 0
 
     def __dealloc__(self):
         cdef int32_t i
+        if self.progs != NULL:
+            for i in range(self.n_progs):
+                kc_flat_free(<kc_flat *>self.progs[i].flat)
         if self.trees != NULL:
             for i in range(self.n_built):
                 kc_columns_free(&self.trees[i])
@@ -90,6 +102,7 @@ cdef class OffsetsKernel:
         self.typ = typ
         n_progs = n_types + len(values) + 2 * n_protocol
         self.progs = <kc_oc_prog *>calloc(max(n_progs, 1), sizeof(kc_oc_prog))
+        self.n_progs = n_progs
         self.trees = <kc_columns *>calloc(max(len(trees), 1), sizeof(kc_columns))
         if self.progs == NULL or self.trees == NULL:
             raise MemoryError()
@@ -117,6 +130,7 @@ cdef class OffsetsKernel:
         def prog(Py_ssize_t at, entry):
             cdef const int32_t *cp
             cdef const int32_t *mp
+            cdef kc_flat *fp = NULL
             if entry is None:
                 return
             code, mapping, tree = entry
@@ -129,6 +143,10 @@ cdef class OffsetsKernel:
                 raise ValueError(f"offsets kernel: program {at} does not fit tree {tree}")
             self.progs[at].code = cp
             self.progs[at].map = mp
+            # the flat way for programs of top-level scalars and strings (most keys, offset commits)
+            if kc_flat_build(&self.trees[tree], cp, mp, &fp):
+                raise MemoryError()
+            self.progs[at].flat = fp
 
         for i, e in enumerate(keys):
             prog(i, e)
