@@ -88,13 +88,15 @@ cdef class OffsetsKernel:
         free(self.progs)
 
     def __init__(self, trees, keys, values, int n_versions, value_tree, raw, members, protocol,
-                 int n_protocol, export, typ):
+                 int n_protocol, export, typ, bint flat=True):
         """``trees``: per tree ``(spec, defaults, skip)`` (kc_columns_init_nodes words, a
         ``(null, int, bytes)`` default per node, the nodes not kept); ``keys``: per record
         type ``None`` or ``(code, map, tree)``; ``values``: per (type, version) the same;
         ``members``: None or (type, protocolType, members, subscription, assignment nodes);
         ``protocol``: per embedded version ``((sub code, map), (asg code, map))`` or None;
-        ``export``: the export program's words; ``typ``: the result's Arrow type."""
+        ``export``: the export program's words; ``typ``: the result's Arrow type; ``flat``:
+        decode programs of top-level scalars and strings the flat way (kc_flat_build; the
+        results are the same either way)."""
         cdef int32_t i, j, rc
         cdef kc_col *c
         cdef Py_ssize_t n_types = len(keys), n_progs
@@ -144,7 +146,7 @@ cdef class OffsetsKernel:
             self.progs[at].code = cp
             self.progs[at].map = mp
             # the flat way for programs of top-level scalars and strings (most keys, offset commits)
-            if kc_flat_build(&self.trees[tree], cp, mp, &fp):
+            if flat and kc_flat_build(&self.trees[tree], cp, mp, &fp):
                 raise MemoryError()
             self.progs[at].flat = fp
 
@@ -179,6 +181,11 @@ cdef class OffsetsKernel:
         rc = kc_oc_plan_check(&self.plan)
         if rc:
             raise status_error(rc, "offsets kernel: plan")
+
+    @property
+    def n_flat(self):
+        """How many of the plan's programs decode the flat way."""
+        return sum(1 for i in range(self.n_progs) if self.progs[i].flat != NULL)
 
     def decode(self, key, value):
         """``(result, status)``: the result struct array (the plan's type) and per row
