@@ -1142,7 +1142,10 @@ int kc_columns_clone(kc_columns *dst, const kc_columns *src)
     }
     memcpy(dst->nodes, src->nodes, nb);
     memcpy(dst->kids, src->kids, kb);
-    memcpy(dst->row_nodes, src->row_nodes, (size_t)src->n_row_nodes * sizeof(int32_t));
+    /* the row nodes that keep values: what a null row appends to (skips are fixed now) */
+    for (int32_t j = 0; j < src->n_row_nodes; j++)
+        if (!src->nodes[src->row_nodes[j]].skip)
+            dst->row_nodes[dst->n_row_nodes++] = src->row_nodes[j];
     for (int32_t i = 0; i < src->n_nodes; i++) {   /* the structure and defaults, no values */
         kc_col *c = &dst->nodes[i];
         c->len = c->cap = c->data_len = c->data_cap = 0;
@@ -1151,7 +1154,6 @@ int kc_columns_clone(kc_columns *dst, const kc_columns *src)
     }
     dst->n_nodes = dst->cap_nodes = src->n_nodes;
     dst->n_kids = dst->cap_kids = src->n_kids;
-    dst->n_row_nodes = src->n_row_nodes;
     dst->code = src->code;
     return KC_OK;
 }

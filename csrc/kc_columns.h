@@ -225,7 +225,7 @@ int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t
 int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes);
 
 /* A new tree with src's structure, skips and defaults and no values (a cached tree's
- * columns for one batch). */
+ * columns for one batch).  What src skips stays skipped in it. */
 int kc_columns_clone(kc_columns *dst, const kc_columns *src);
 
 /* Room for n more rows in the nodes that hold one value per row. */
