@@ -1220,8 +1220,6 @@ struct kc_flat {
     kc_flat_fill *fill;
 };
 
-/* not taken: the row goes to the generic decoder, which gives its verdict */
-#define FL_OTHER (-1)
 
 int kc_flat_build(const kc_columns *t, const int32_t *code, const int32_t *map, kc_flat **out)
 {
@@ -1361,87 +1359,111 @@ static KC_ALWAYS_INLINE const uint8_t *fl_var(const uint8_t **qp, const uint8_t 
     return q;
 }
 
-/* Run f on the message q[0 .. e - q): KC_OK with the row appended, else FL_OTHER or
- * an allocation failure (with what it appended: the caller rolls back). */
-static KC_ALWAYS_INLINE int flat_run(kc_columns *t, const kc_flat *f, const uint8_t *q, const uint8_t *e)
-{
-    char *const base = (char *)t->nodes;
-    int rc;
-    for (const kc_flat_op *o = f->ops;; o++) {
-        kc_col *c = (kc_col *)(base + o->off);
-        switch (o->op) {
-/* the value at q + pre into c's next slot (valid: a bitmap's bits from len on are set) */
-#define FL_FIXED(OP, W, STORE) \
-        case OP: \
-            if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
-                return FL_OTHER; \
-            if (KC_UNLIKELY(c->len >= c->cap) && (rc = grow(c, c->len + 1)) != KC_OK) \
-                return rc; \
-            q += o->pre; \
-            STORE; \
-            c->len++; \
-            q += (W); \
-            break;
-        FL_FIXED(FL_BOOL, 1, put_bit(c->values, c->len, q[0] != 0))
-        FL_FIXED(FL_I8, 1, c->values[c->len] = q[0])
-        FL_FIXED(FL_I16, 2, { uint16_t x = rd16(q); memcpy(c->values + 2 * c->len, &x, 2); })
-        FL_FIXED(FL_I32, 4, { uint32_t x = rd32(q); memcpy(c->values + 4 * c->len, &x, 4); })
-        FL_FIXED(FL_I64, 8, { uint64_t x = rd64(q); memcpy(c->values + 8 * c->len, &x, 8); })
-        FL_FIXED(FL_UUID, 16, memcpy(c->values + 16 * c->len, q, 16))
-#undef FL_FIXED
-#define FL_VAR(OP, KIND, KEEP) \
-        case OP: { \
-            size_t len; \
-            const uint8_t *v; \
-            if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
-                return FL_OTHER; \
-            q += o->pre; \
-            v = fl_var(&q, e, KIND, o->nullable, &len); \
-            if (KC_UNLIKELY(!v && len)) \
-                return FL_OTHER; \
-            if (KEEP && (rc = put_var_kept(c, v, len)) != KC_OK) \
-                return rc; \
-            break; \
-        }
-        FL_VAR(FL_STR, FL_STR, 1)
-        FL_VAR(FL_CSTR, FL_CSTR, 1)
-        FL_VAR(FL_BYTES, FL_BYTES, 1)
-        FL_VAR(FL_CBYTES, FL_CBYTES, 1)
-        FL_VAR(FL_STR_CHECK, FL_STR, 0)
-        FL_VAR(FL_CSTR_CHECK, FL_CSTR, 0)
-        FL_VAR(FL_BYTES_CHECK, FL_BYTES, 0)
-        FL_VAR(FL_CBYTES_CHECK, FL_CBYTES, 0)
-#undef FL_VAR
-        default:        /* FL_END */
-            if (KC_UNLIKELY((size_t)(e - q) < o->need))
-                return FL_OTHER;
-            q += o->pre;
-            if (o->tags) {
-                if (KC_UNLIKELY(q == e || *q != 0))
-                    return FL_OTHER;        /* tagged fields present: the generic path */
-                q++;
-            }
-            if (KC_UNLIKELY(q != e))
-                return FL_OTHER;
-            for (int32_t i = 0; i < f->n_fill; i++) {
-                kc_col *k = &t->nodes[f->fill[i].node];
-                rc = f->fill[i].what >= 0 ? put_absent(t, k, f->fill[i].what)
-                                          : put_list(k, KID(t, k, 0)->len, 1);
-                if (rc != KC_OK)
-                    return rc;
-            }
-            return put_struct(&t->nodes[0], 1);
-        }
-    }
-}
+/* Steps dispatch through a table of label addresses where the compiler has them (GNU C:
+ * one indirect jump per step, at the end of the previous one), else through a switch. */
+#if defined(__GNUC__) && !defined(KC_FLAT_SWITCH)
+#define FL_THREADED 1
+#endif
 
+/* The steps on the message q[0 .. e - q); anything but a plain row (or an allocation
+ * failure) rolls back what the row appended and leaves it to the generic path. */
 int kc_flat_try(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip)
 {
-    size_t at = t->nodes[0].len;
+    char *const base = (char *)t->nodes;
+    const size_t at = t->nodes[0].len;
+    const kc_flat_op *o = f->ops;
+    const uint8_t *q, *e;
+    kc_col *c;
     if (KC_UNLIKELY(n < skip || n > 0xfffffffeu))
         return 1;
-    if (KC_LIKELY(flat_run(t, f, p + skip, p + n) == KC_OK))
-        return KC_OK;
+    q = p + skip;
+    e = p + n;
+#ifdef FL_THREADED
+    static const void *const step[] = {
+        &&op_FL_END, &&op_FL_BOOL, &&op_FL_I8, &&op_FL_I16, &&op_FL_I32, &&op_FL_I64, &&op_FL_UUID,
+        &&op_FL_STR, &&op_FL_CSTR, &&op_FL_BYTES, &&op_FL_CBYTES, &&op_FL_STR_CHECK, &&op_FL_CSTR_CHECK,
+        &&op_FL_BYTES_CHECK, &&op_FL_CBYTES_CHECK, &&op_FL_END};
+#define FL_STEP(OP) op_##OP:
+#define FL_GO() do { c = (kc_col *)(base + o->off); goto *step[o->op]; } while (0)
+#define FL_NEXT() do { o++; FL_GO(); } while (0)
+    FL_GO();
+    {
+#else
+#define FL_STEP(OP) case OP:
+#define FL_NEXT() do { o++; goto next; } while (0)
+next:
+    c = (kc_col *)(base + o->off);
+    switch (o->op) {
+#endif
+/* the value at q + pre into c's next slot (valid: a bitmap's bits from len on are set) */
+#define FL_FIXED(OP, W, STORE) \
+    FL_STEP(OP) \
+        if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
+            goto other; \
+        if (KC_UNLIKELY(c->len >= c->cap) && grow(c, c->len + 1) != KC_OK) \
+            goto other; \
+        q += o->pre; \
+        STORE; \
+        c->len++; \
+        q += (W); \
+        FL_NEXT();
+    FL_FIXED(FL_BOOL, 1, put_bit(c->values, c->len, q[0] != 0))
+    FL_FIXED(FL_I8, 1, c->values[c->len] = q[0])
+    FL_FIXED(FL_I16, 2, { uint16_t x = rd16(q); memcpy(c->values + 2 * c->len, &x, 2); })
+    FL_FIXED(FL_I32, 4, { uint32_t x = rd32(q); memcpy(c->values + 4 * c->len, &x, 4); })
+    FL_FIXED(FL_I64, 8, { uint64_t x = rd64(q); memcpy(c->values + 8 * c->len, &x, 8); })
+    FL_FIXED(FL_UUID, 16, memcpy(c->values + 16 * c->len, q, 16))
+#undef FL_FIXED
+#define FL_VAR(OP, KIND, KEEP) \
+    FL_STEP(OP) { \
+        size_t len; \
+        const uint8_t *v; \
+        if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
+            goto other; \
+        q += o->pre; \
+        v = fl_var(&q, e, KIND, o->nullable, &len); \
+        if (KC_UNLIKELY(!v && len)) \
+            goto other; \
+        if (KEEP && put_var_kept(c, v, len) != KC_OK) \
+            goto other; \
+        FL_NEXT(); \
+    }
+    FL_VAR(FL_STR, FL_STR, 1)
+    FL_VAR(FL_CSTR, FL_CSTR, 1)
+    FL_VAR(FL_BYTES, FL_BYTES, 1)
+    FL_VAR(FL_CBYTES, FL_CBYTES, 1)
+    FL_VAR(FL_STR_CHECK, FL_STR, 0)
+    FL_VAR(FL_CSTR_CHECK, FL_CSTR, 0)
+    FL_VAR(FL_BYTES_CHECK, FL_BYTES, 0)
+    FL_VAR(FL_CBYTES_CHECK, FL_CBYTES, 0)
+#undef FL_VAR
+#ifndef FL_THREADED
+    default:
+#endif
+    FL_STEP(FL_END)
+        if (KC_UNLIKELY((size_t)(e - q) < o->need))
+            goto other;
+        q += o->pre;
+        if (o->tags) {
+            if (KC_UNLIKELY(q == e || *q != 0))
+                goto other;        /* tagged fields present: the generic path */
+            q++;
+        }
+        if (KC_UNLIKELY(q != e))
+            goto other;
+        for (int32_t i = 0; i < f->n_fill; i++) {
+            kc_col *k = &t->nodes[f->fill[i].node];
+            if ((f->fill[i].what >= 0 ? put_absent(t, k, f->fill[i].what) : put_list(k, KID(t, k, 0)->len, 1))
+                != KC_OK)
+                goto other;
+        }
+        if (KC_LIKELY(put_struct(&t->nodes[0], 1) == KC_OK))
+            return KC_OK;
+    }
+#undef FL_STEP
+#undef FL_NEXT
+#undef FL_GO
+other:      /* anything but a plain row (or an allocation failure): undone, for the generic path */
     col_truncate(t, &t->nodes[0], at);
     return 1;
 }
@@ -1449,13 +1471,9 @@ int kc_flat_try(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, siz
 int kc_columns_decode_flat(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip,
                            int64_t *err_off)
 {
-    size_t at = t->nodes[0].len;
-    if (KC_LIKELY(n >= skip && n <= 0xfffffffeu)) {
-        if (KC_LIKELY(flat_run(t, f, p + skip, p + n) == KC_OK)) {
-            *err_off = 0;
-            return KC_OK;
-        }
-        col_truncate(t, &t->nodes[0], at);
+    if (KC_LIKELY(kc_flat_try(t, f, p, n, skip) == KC_OK)) {
+        *err_off = 0;
+        return KC_OK;
     }
     return kc_columns_decode_one(t, f->code, f->map, p, n, skip, err_off);
 }

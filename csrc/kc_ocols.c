@@ -197,8 +197,8 @@ static int put_raw(kc_oc_holder *h, size_t r, const uint8_t *b, size_t len)
 /* One key or value (its int16 prefix skipped) into tree t. */
 static inline int decode_prog(kc_columns *t, const kc_oc_prog *pr, const uint8_t *b, size_t len, int64_t *eo)
 {
-    if (pr->flat)
-        return kc_columns_decode_flat(t, pr->flat, b, len, 2, eo);
+    if (pr->flat && KC_LIKELY(kc_flat_try(t, pr->flat, b, len, 2) == KC_OK))
+        return KC_OK;           /* (*eo is read on errors only) */
     return kc_columns_decode_one(t, pr->code, pr->map, b, len, 2, eo);
 }
 
