@@ -1363,6 +1363,8 @@ static KC_ALWAYS_INLINE const uint8_t *fl_var(const uint8_t **qp, const uint8_t 
  * one indirect jump per step, at the end of the previous one), else through a switch. */
 #if defined(__GNUC__) && !defined(KC_FLAT_SWITCH)
 #define FL_THREADED 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"     /* labels as values: GNU C, used knowingly */
 #endif
 
 /* The steps on the message q[0 .. e - q); anything but a plain row (or an allocation
@@ -1467,6 +1469,9 @@ other:      /* anything but a plain row (or an allocation failure): undone, for 
     col_truncate(t, &t->nodes[0], at);
     return 1;
 }
+#ifdef FL_THREADED
+#pragma GCC diagnostic pop
+#endif
 
 int kc_columns_decode_flat(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip,
                            int64_t *err_off)

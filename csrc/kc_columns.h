@@ -244,13 +244,15 @@ int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map
 /* ---------------------------------------------------------------------------
  * Flat programs: a message whose fields are all scalars, strings and bytes (no struct
  * or array field), compiled once per (tree, program, field map) into a list of steps:
- * skip or read each field (fixed-width runs checked once), the tag section when it is
- * empty, the nulls, defaults and empty lists the row appends elsewhere.  A row runs
- * them with the read position in a register and no per-field dispatch on types.
- * Anything else (a tagged field present, an error of any kind, an overlong varint)
- * leaves the row to the generic decoder, so results, errors and offsets are exactly
- * kc_columns_decode_one's.  Nodes' skip flags are read at build time: the tree the
- * rows go to is t or a clone of it (kc_columns_clone).
+ * read each field into its column, or check it (strings, bytes) or skip it (fixed-width
+ * fields, folded into the next step's bounds check) where nothing keeps it; the tag
+ * section when it is empty; the nulls, defaults and empty lists the row appends
+ * elsewhere.  A row runs them with the read position in a register and no per-field
+ * dispatch on types.  Anything else (a tagged field present, an error of any kind, an
+ * overlong varint, an allocation failure) rolls the row back and leaves it to the
+ * generic decoder, so results, errors and offsets are exactly kc_columns_decode_one's.
+ * Nodes' skip flags are read at build time: the tree the rows go to is t or a clone of
+ * it (kc_columns_clone).
  */
 typedef struct kc_flat kc_flat;
 

@@ -185,6 +185,8 @@ cdef class OffsetsKernel:
     @property
     def n_flat(self):
         """How many of the plan's programs decode the flat way."""
+        if self.progs == NULL:
+            return 0
         return sum(1 for i in range(self.n_progs) if self.progs[i].flat != NULL)
 
     def decode(self, key, value):
