@@ -379,12 +379,11 @@ static inline int put_uuid(kc_col *restrict c, const uint8_t *p, int valid)
     return put_valid(c, valid);
 }
 
-/* one string/bytes value; p NULL = null.  n was checked against the input. */
-static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
+/* one string/bytes value into a column that keeps values; p NULL = null.  n was
+ * checked against the input. */
+static KC_ALWAYS_INLINE int put_var_kept(kc_col *restrict c, const uint8_t *p, size_t n)
 {
     int rc;
-    if (c->skip)
-        return KC_OK;
     if ((rc = reserve1(c)) != KC_OK)
         return rc;
     if (n) {
@@ -404,6 +403,11 @@ static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
     }
     c->offsets[c->len + 1] = (int32_t)c->data_len;
     return put_valid(c, p != NULL);
+}
+
+static inline int put_var(kc_col *restrict c, const uint8_t *p, size_t n)
+{
+    return c->skip ? KC_OK : put_var_kept(c, p, n);
 }
 
 /* close a list value whose elements were appended to its child */
@@ -899,29 +903,9 @@ static inline int row_out(const kc_rows *rows, size_t r)
  * the data, *n = 1). */
 static inline const uint8_t *row_bytes(const kc_rows *rows, size_t r, size_t *n)
 {
-    size_t a, b;
     if (rows->pos)
         return slice_at(rows, r, n);
-    if (rows->valid) {
-        size_t bit = rows->valid_off + r;
-        if (!(rows->valid[bit >> 3] & (1u << (bit & 7)))) {
-            *n = 0;
-            return NULL;
-        }
-    }
-    if (rows->offsets_64) {
-        a = (size_t)((const int64_t *)rows->offsets)[r];
-        b = (size_t)((const int64_t *)rows->offsets)[r + 1];
-    } else {
-        a = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r];
-        b = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r + 1];
-    }
-    if (b < a || b > rows->data_len) {
-        *n = 1;
-        return NULL;
-    }
-    *n = b - a;
-    return rows->data + a;
+    return kc_rows_array_at(rows, r, n);
 }
 
 static inline const uint8_t *rows_at(const kc_rows *rows, size_t r, size_t *n)
@@ -1158,7 +1142,10 @@ int kc_columns_clone(kc_columns *dst, const kc_columns *src)
     }
     memcpy(dst->nodes, src->nodes, nb);
     memcpy(dst->kids, src->kids, kb);
-    memcpy(dst->row_nodes, src->row_nodes, (size_t)src->n_row_nodes * sizeof(int32_t));
+    /* the row nodes that keep values: what a null row appends to (skips are fixed now) */
+    for (int32_t j = 0; j < src->n_row_nodes; j++)
+        if (!src->nodes[src->row_nodes[j]].skip)
+            dst->row_nodes[dst->n_row_nodes++] = src->row_nodes[j];
     for (int32_t i = 0; i < src->n_nodes; i++) {   /* the structure and defaults, no values */
         kc_col *c = &dst->nodes[i];
         c->len = c->cap = c->data_len = c->data_cap = 0;
@@ -1167,7 +1154,6 @@ int kc_columns_clone(kc_columns *dst, const kc_columns *src)
     }
     dst->n_nodes = dst->cap_nodes = src->n_nodes;
     dst->n_kids = dst->cap_kids = src->n_kids;
-    dst->n_row_nodes = src->n_row_nodes;
     dst->code = src->code;
     return KC_OK;
 }
@@ -1196,6 +1182,305 @@ int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map
     if (rc != KC_OK)
         col_truncate(t, &t->nodes[0], at);
     return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* flat programs (kc_columns.h): one row's top-level scalars and strings as a list of
+ * steps, run with the read position in a register and no per-field type dispatch */
+
+enum {
+    FL_BOOL = 1, FL_I8, FL_I16, FL_I32, FL_I64, FL_UUID,   /* a fixed-width field into a column */
+    FL_STR, FL_CSTR, FL_BYTES, FL_CBYTES,       /* int16 / compact length + UTF-8; int32 / compact
+                                                   length (bytes, records): into a column */
+    FL_STR_CHECK, FL_CSTR_CHECK, FL_BYTES_CHECK, FL_CBYTES_CHECK,  /* the same, read and
+                                                   checked, not kept */
+    FL_END          /* the tag section (`tags`): only an empty one here; no trailing bytes */
+};
+
+typedef struct {
+    uint8_t op;
+    uint8_t nullable;   /* KC_F_NULLABLE of a length-prefixed field                  */
+    uint8_t tags;       /* FL_END: the message is flexible                           */
+    uint32_t pre;       /* bytes of fixed-width fields nothing keeps, skipped first   */
+    uint32_t need;      /* the bytes the step needs left: pre + a fixed field's width */
+    size_t off;         /* the column: its byte offset in the tree's nodes            */
+} kc_flat_op;
+
+/* what the row appends after its fields, as cd_struct does: an absent tagged field's
+ * default, a null for a field of other versions, an empty list of unknown tags */
+typedef struct {
+    int32_t node;
+    int32_t what;       /* 1 default, 0 null, -1 empty list */
+} kc_flat_fill;
+
+struct kc_flat {
+    const int32_t *code, *map;
+    int32_t n_ops, n_fill;
+    kc_flat_op *ops;
+    kc_flat_fill *fill;
+};
+
+
+int kc_flat_build(const kc_columns *t, const int32_t *code, const int32_t *map, kc_flat **out)
+{
+    static const uint8_t OPS[] = {0, FL_BOOL, FL_I8, FL_I16, FL_I16, FL_I32, FL_I32, FL_I64, FL_I64, FL_UUID};
+    const int32_t *s = kc_prog_struct(code, 0), *mb = NULL, *fm = NULL;
+    const kc_col *root = &t->nodes[0];
+    const int32_t *kids = t->kids + root->first_kid;
+    int32_t nf = KC_S_NF(s), nt = KC_S_NT(s), flex = KC_S_FLAGS(s) & 1, n = 0, nfill = 0;
+    uint32_t pre = 0;
+    size_t nmiss;
+    kc_flat *f;
+    *out = NULL;
+    if (t->n_nodes < 1 || root->kind != KC_N_STRUCT || root->skip)
+        return KC_OK;
+    if (map) {
+        if (map[0] < 0)
+            return KC_OK;
+        mb = map + map[0];
+        fm = mb + 1 + mb[0];
+    } else if (root->n_kids != nf + nt + flex) {
+        return KC_OK;           /* another version's tree: its defaults are the generic path's */
+    }
+    if (nf > 0xffff)            /* (the skipped bytes before a step fit 32 bits) */
+        return KC_OK;
+    for (int32_t i = 0; i < nf; i++)
+        if (KC_S_FIELD(s, i)[0] > KC_T_RECORDS)
+            return KC_OK;       /* a struct or an array: not flat */
+    nmiss = mb ? (size_t)mb[0] : 0;
+    if (!(f = (kc_flat *)calloc(1, sizeof *f + ((size_t)nf + 1) * sizeof(kc_flat_op)
+                                       + ((size_t)nt + 1 + nmiss) * sizeof(kc_flat_fill))))
+        return KC_E_NOMEM;
+    f->ops = (kc_flat_op *)(f + 1);
+    f->fill = (kc_flat_fill *)(f->ops + nf + 1);
+    f->code = code;
+    f->map = map;
+    for (int32_t i = 0; i < nf; i++) {
+        const int32_t *fp = KC_S_FIELD(s, i);
+        int32_t kid = kids[fm ? fm[i] : i], type = fp[0], flags = fp[1];
+        int keep = !t->nodes[kid].skip;
+        kc_flat_op *o = &f->ops[n];
+        if (type <= KC_T_UUID && !keep) {
+            pre += FIXED_WIDTH[type];       /* skipped with the next step's read */
+            continue;
+        }
+        o->pre = o->need = pre;
+        o->off = (size_t)kid * sizeof(kc_col);
+        pre = 0;
+        if (type <= KC_T_UUID) {
+            o->op = OPS[type];
+            o->need += FIXED_WIDTH[type];
+        } else {
+            int compact = flags & KC_F_COMPACT;
+            o->op = (uint8_t)(type == KC_T_STRING ? (compact ? FL_CSTR : FL_STR) : (compact ? FL_CBYTES : FL_BYTES));
+            if (!keep)
+                o->op = (uint8_t)(o->op + (FL_STR_CHECK - FL_STR));
+            o->nullable = (uint8_t)(flags & KC_F_NULLABLE);
+        }
+        n++;
+    }
+    f->ops[n].op = FL_END;
+    f->ops[n].pre = f->ops[n].need = pre;
+    f->ops[n].tags = (uint8_t)flex;
+    n++;
+    /* then what cd_struct appends after the fields, in its order */
+    if (flex) {
+        int32_t u = kids[fm ? fm[nf + nt] : nf + nt];
+        for (int32_t q = 0; q < nt; q++) {
+            int32_t kid = kids[fm ? fm[nf + q] : nf + q];
+            if (!t->nodes[kid].skip) {
+                f->fill[nfill].node = kid;
+                f->fill[nfill++].what = 1;
+            }
+        }
+        if (!t->nodes[u].skip) {
+            f->fill[nfill].node = u;
+            f->fill[nfill++].what = -1;
+        }
+    }
+    for (int32_t q = 1; mb && q <= mb[0]; q++) {
+        int32_t slot = mb[q], kid = kids[slot >= 0 ? slot : -1 - slot];
+        if (!t->nodes[kid].skip) {
+            f->fill[nfill].node = kid;
+            f->fill[nfill++].what = slot >= 0 ? 0 : -1;
+        }
+    }
+    f->n_ops = n;
+    f->n_fill = nfill;
+    *out = f;
+    return KC_OK;
+}
+
+void kc_flat_free(kc_flat *f)
+{
+    free(f);
+}
+
+/* A length-prefixed value's bytes, checked as cd_bytes checks them (`op` a constant:
+ * each caller's copy keeps only its kind's checks): the bytes, or NULL with *len 0 for
+ * a null, or NULL with *len 1 where the generic path decides. */
+static KC_ALWAYS_INLINE const uint8_t *fl_var(const uint8_t **qp, const uint8_t *e, int op, int nullable,
+                                              size_t *len)
+{
+    const uint8_t *q = *qp;
+    int64_t n;
+    *len = 1;
+    if (op == FL_STR || op == FL_BYTES) {
+        size_t w = op == FL_STR ? 2 : 4;
+        if (KC_UNLIKELY((size_t)(e - q) < w))
+            return NULL;
+        n = op == FL_STR ? (int64_t)(int16_t)rd16(q) : (int64_t)(int32_t)rd32(q);
+        q += w;
+    } else {
+        uint32_t u;
+        if (KC_LIKELY(q < e && *q < 0x80)) {
+            u = *q++;
+        } else {
+            int r = kc_read_uvarint(q, (size_t)(e - q), &u);
+            if (r < 0)
+                return NULL;
+            q += r;
+        }
+        n = (int64_t)u - 1;
+    }
+    if (n < 0) {
+        if (!nullable)
+            return NULL;
+        *qp = q;
+        *len = 0;
+        return NULL;
+    }
+    if (KC_UNLIKELY((uint64_t)n > (size_t)(e - q)) || (op == FL_CSTR && KC_UNLIKELY(n > 0x7fff)))
+        return NULL;
+    if ((op == FL_STR || op == FL_CSTR) && KC_UNLIKELY(utf8_check(q, (size_t)n) != (size_t)n))
+        return NULL;
+    *qp = q + n;
+    *len = (size_t)n;
+    return q;
+}
+
+/* Steps dispatch through a table of label addresses where the compiler has them (GNU C:
+ * one indirect jump per step, at the end of the previous one), else through a switch. */
+#if defined(__GNUC__) && !defined(KC_FLAT_SWITCH)
+#define FL_THREADED 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"     /* labels as values: GNU C, used knowingly */
+#endif
+
+/* The steps on the message q[0 .. e - q); anything but a plain row (or an allocation
+ * failure) rolls back what the row appended and leaves it to the generic path. */
+int kc_flat_try(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip)
+{
+    char *const base = (char *)t->nodes;
+    const size_t at = t->nodes[0].len;
+    const kc_flat_op *o = f->ops;
+    const uint8_t *q, *e;
+    kc_col *c;
+    if (KC_UNLIKELY(n < skip || n > 0xfffffffeu))
+        return 1;
+    q = p + skip;
+    e = p + n;
+#ifdef FL_THREADED
+    static const void *const step[] = {
+        &&op_FL_END, &&op_FL_BOOL, &&op_FL_I8, &&op_FL_I16, &&op_FL_I32, &&op_FL_I64, &&op_FL_UUID,
+        &&op_FL_STR, &&op_FL_CSTR, &&op_FL_BYTES, &&op_FL_CBYTES, &&op_FL_STR_CHECK, &&op_FL_CSTR_CHECK,
+        &&op_FL_BYTES_CHECK, &&op_FL_CBYTES_CHECK, &&op_FL_END};
+#define FL_STEP(OP) op_##OP:
+#define FL_GO() do { c = (kc_col *)(base + o->off); goto *step[o->op]; } while (0)
+#define FL_NEXT() do { o++; FL_GO(); } while (0)
+    FL_GO();
+    {
+#else
+#define FL_STEP(OP) case OP:
+#define FL_NEXT() do { o++; goto next; } while (0)
+next:
+    c = (kc_col *)(base + o->off);
+    switch (o->op) {
+#endif
+/* the value at q + pre into c's next slot (valid: a bitmap's bits from len on are set) */
+#define FL_FIXED(OP, W, STORE) \
+    FL_STEP(OP) \
+        if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
+            goto other; \
+        if (KC_UNLIKELY(c->len >= c->cap) && grow(c, c->len + 1) != KC_OK) \
+            goto other; \
+        q += o->pre; \
+        STORE; \
+        c->len++; \
+        q += (W); \
+        FL_NEXT();
+    FL_FIXED(FL_BOOL, 1, put_bit(c->values, c->len, q[0] != 0))
+    FL_FIXED(FL_I8, 1, c->values[c->len] = q[0])
+    FL_FIXED(FL_I16, 2, { uint16_t x = rd16(q); memcpy(c->values + 2 * c->len, &x, 2); })
+    FL_FIXED(FL_I32, 4, { uint32_t x = rd32(q); memcpy(c->values + 4 * c->len, &x, 4); })
+    FL_FIXED(FL_I64, 8, { uint64_t x = rd64(q); memcpy(c->values + 8 * c->len, &x, 8); })
+    FL_FIXED(FL_UUID, 16, memcpy(c->values + 16 * c->len, q, 16))
+#undef FL_FIXED
+#define FL_VAR(OP, KIND, KEEP) \
+    FL_STEP(OP) { \
+        size_t len; \
+        const uint8_t *v; \
+        if (KC_UNLIKELY((size_t)(e - q) < o->need)) \
+            goto other; \
+        q += o->pre; \
+        v = fl_var(&q, e, KIND, o->nullable, &len); \
+        if (KC_UNLIKELY(!v && len)) \
+            goto other; \
+        if (KEEP && put_var_kept(c, v, len) != KC_OK) \
+            goto other; \
+        FL_NEXT(); \
+    }
+    FL_VAR(FL_STR, FL_STR, 1)
+    FL_VAR(FL_CSTR, FL_CSTR, 1)
+    FL_VAR(FL_BYTES, FL_BYTES, 1)
+    FL_VAR(FL_CBYTES, FL_CBYTES, 1)
+    FL_VAR(FL_STR_CHECK, FL_STR, 0)
+    FL_VAR(FL_CSTR_CHECK, FL_CSTR, 0)
+    FL_VAR(FL_BYTES_CHECK, FL_BYTES, 0)
+    FL_VAR(FL_CBYTES_CHECK, FL_CBYTES, 0)
+#undef FL_VAR
+#ifndef FL_THREADED
+    default:
+#endif
+    FL_STEP(FL_END)
+        if (KC_UNLIKELY((size_t)(e - q) < o->need))
+            goto other;
+        q += o->pre;
+        if (o->tags) {
+            if (KC_UNLIKELY(q == e || *q != 0))
+                goto other;        /* tagged fields present: the generic path */
+            q++;
+        }
+        if (KC_UNLIKELY(q != e))
+            goto other;
+        for (int32_t i = 0; i < f->n_fill; i++) {
+            kc_col *k = &t->nodes[f->fill[i].node];
+            if ((f->fill[i].what >= 0 ? put_absent(t, k, f->fill[i].what) : put_list(k, KID(t, k, 0)->len, 1))
+                != KC_OK)
+                goto other;
+        }
+        if (KC_LIKELY(put_struct(&t->nodes[0], 1) == KC_OK))
+            return KC_OK;
+    }
+#undef FL_STEP
+#undef FL_NEXT
+#undef FL_GO
+other:      /* anything but a plain row (or an allocation failure): undone, for the generic path */
+    col_truncate(t, &t->nodes[0], at);
+    return 1;
+}
+#ifdef FL_THREADED
+#pragma GCC diagnostic pop
+#endif
+
+int kc_columns_decode_flat(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip,
+                           int64_t *err_off)
+{
+    if (KC_LIKELY(kc_flat_try(t, f, p, n, skip) == KC_OK)) {
+        *err_off = 0;
+        return KC_OK;
+    }
+    return kc_columns_decode_one(t, f->code, f->map, p, n, skip, err_off);
 }
 
 /* field maps: every field lands on a column of its type, every kid is filled once */

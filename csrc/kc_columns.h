@@ -127,6 +127,38 @@ typedef struct {
  * outside the data (*n = 1). */
 const uint8_t *kc_rows_at(const kc_rows *rows, size_t r, size_t *n);
 
+/* kc_rows_at of rows from an Arrow (Large)Binary array (no pos) selecting every row (no
+ * select, no which), inline for per-row loops; kc_rows_is_array tells such rows. */
+static inline int kc_rows_is_array(const kc_rows *rows)
+{
+    return !rows->pos && !rows->select && !rows->which;
+}
+
+static inline const uint8_t *kc_rows_array_at(const kc_rows *rows, size_t r, size_t *n)
+{
+    size_t a, b;
+    if (rows->valid) {
+        size_t bit = rows->valid_off + r;
+        if (!(rows->valid[bit >> 3] & (1u << (bit & 7)))) {
+            *n = 0;
+            return NULL;
+        }
+    }
+    if (rows->offsets_64) {
+        a = (size_t)((const int64_t *)rows->offsets)[r];
+        b = (size_t)((const int64_t *)rows->offsets)[r + 1];
+    } else {
+        a = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r];
+        b = (size_t)(uint32_t)((const int32_t *)rows->offsets)[r + 1];
+    }
+    if (b < a || b > rows->data_len) {
+        *n = 1;
+        return NULL;
+    }
+    *n = b - a;
+    return rows->data + a;
+}
+
 /* The first k (<= 8) bytes of each of n rows (version prefixes, frame heads):
  * out[r * k ..] zero-padded, have[r] = the bytes the row has (at most k), -1 for
  * a null row, -2 for a row outside the data.  `skip` is not applied. */
@@ -193,7 +225,7 @@ int kc_columns_map_check(const kc_columns *t, const int32_t *code, const int32_t
 int kc_columns_init_nodes(kc_columns *t, const int32_t *spec, int32_t n_nodes);
 
 /* A new tree with src's structure, skips and defaults and no values (a cached tree's
- * columns for one batch). */
+ * columns for one batch).  What src skips stays skipped in it. */
 int kc_columns_clone(kc_columns *dst, const kc_columns *src);
 
 /* Room for n more rows in the nodes that hold one value per row. */
@@ -208,5 +240,35 @@ void kc_columns_truncate(kc_columns *t, size_t n);
  * offset in *err_off) with nothing appended (KC_E_NOMEM: the tree is unusable). */
 int kc_columns_decode_one(kc_columns *t, const int32_t *code, const int32_t *map,
                           const uint8_t *p, size_t n, size_t skip, int64_t *err_off);
+
+/* ---------------------------------------------------------------------------
+ * Flat programs: a message whose fields are all scalars, strings and bytes (no struct
+ * or array field), compiled once per (tree, program, field map) into a list of steps:
+ * read each field into its column, or check it (strings, bytes) or skip it (fixed-width
+ * fields, folded into the next step's bounds check) where nothing keeps it; the tag
+ * section when it is empty; the nulls, defaults and empty lists the row appends
+ * elsewhere.  A row runs them with the read position in a register and no per-field
+ * dispatch on types.  Anything else (a tagged field present, an error of any kind, an
+ * overlong varint, an allocation failure) rolls the row back and leaves it to the
+ * generic decoder, so results, errors and offsets are exactly kc_columns_decode_one's.
+ * Nodes' skip flags are read at build time: the tree the rows go to is t or a clone of
+ * it (kc_columns_clone).
+ */
+typedef struct kc_flat kc_flat;
+
+/* *out = the flat program of `code` (checked) and its field map (NULL: t is code's own
+ * tree; map passed kc_columns_map_check), or NULL when `code` is not flat.  KC_OK or
+ * KC_E_NOMEM.  The program and map must outlive it; kc_flat_free releases it. */
+int kc_flat_build(const kc_columns *t, const int32_t *code, const int32_t *map, kc_flat **out);
+void kc_flat_free(kc_flat *f);
+
+/* Append row p[skip .. n) the flat way: KC_OK, or 1 with nothing appended (the row is
+ * for kc_columns_decode_one). */
+int kc_flat_try(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip);
+
+/* kc_columns_decode_one(t, code, map, p, n, skip, err_off) for f's program and map,
+ * the flat way when the row allows it. */
+int kc_columns_decode_flat(kc_columns *t, const kc_flat *f, const uint8_t *p, size_t n, size_t skip,
+                           int64_t *err_off);
 
 #endif

@@ -194,6 +194,14 @@ static int put_raw(kc_oc_holder *h, size_t r, const uint8_t *b, size_t len)
     return KC_OK;
 }
 
+/* One key or value (its int16 prefix skipped) into tree t. */
+static inline int decode_prog(kc_columns *t, const kc_oc_prog *pr, const uint8_t *b, size_t len, int64_t *eo)
+{
+    if (pr->flat && KC_LIKELY(kc_flat_try(t, pr->flat, b, len, 2) == KC_OK))
+        return KC_OK;           /* (*eo is read on errors only) */
+    return kc_columns_decode_one(t, pr->code, pr->map, b, len, 2, eo);
+}
+
 /* Row r: KC_OC_* (or -code, fatal). */
 static int decode_row(const kc_oc_plan *p, kc_oc_holder *h, size_t r, const uint8_t *kp, size_t kl,
                       const uint8_t *vp, size_t vl)
@@ -220,7 +228,7 @@ static int decode_row(const kc_oc_plan *p, kc_oc_holder *h, size_t r, const uint
     }
     if ((rc = fill_to(kt, r)) != KC_OK)
         return -rc;
-    rc = kc_columns_decode_one(kt, p->keys[rt].code, p->keys[rt].map, kp, kl, 2, &eo);
+    rc = decode_prog(kt, &p->keys[rt], kp, kl, &eo);
     if (rc == KC_E_NOMEM || rc == KC_E_TOO_BIG)
         return -rc;
     if (rc != KC_OK)
@@ -228,7 +236,7 @@ static int decode_row(const kc_oc_plan *p, kc_oc_holder *h, size_t r, const uint
     if (vt) {
         if ((rc = fill_to(vt, r)) != KC_OK)
             return -rc;
-        rc = kc_columns_decode_one(vt, vprog->code, vprog->map, vp, vl, 2, &eo);
+        rc = decode_prog(vt, vprog, vp, vl, &eo);
         if (rc == KC_OK && rt == p->members_type)
             rc = members(p, h, vt, r);
         if (rc != KC_OK) {
@@ -462,6 +470,7 @@ int kc_oc_decode(const kc_oc_plan *p, const kc_rows *key, const kc_rows *value,
     size_t nb = n / 8 + 1;
     int32_t at = 0, kids_used = 0;
     int rc = KC_OK;
+    const int karr = kc_rows_is_array(key), varr = kc_rows_is_array(value);
     memset(out, 0, sizeof *out);
     if (!h)
         return KC_E_NOMEM;
@@ -496,7 +505,8 @@ int kc_oc_decode(const kc_oc_plan *p, const kc_rows *key, const kc_rows *value,
     }
     for (size_t r = 0; r < n; r++) {
         size_t kl, vl;
-        const uint8_t *kp = kc_rows_at(key, r, &kl), *vp = kc_rows_at(value, r, &vl);
+        const uint8_t *kp = karr ? kc_rows_array_at(key, r, &kl) : kc_rows_at(key, r, &kl);
+        const uint8_t *vp = varr ? kc_rows_array_at(value, r, &vl) : kc_rows_at(value, r, &vl);
         int st;
         if (!kp && !vp && !kl && !vl)
             st = KC_OC_NULL;    /* null in both: a null row, not an error */

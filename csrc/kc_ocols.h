@@ -64,6 +64,7 @@ enum { KC_OC_SLOW = 0, KC_OC_OK = 1, KC_OC_NULL = 2 };
 typedef struct {
     const int32_t *code;    /* a checked program; NULL: rows needing it take the exact path */
     const int32_t *map;     /* its field map into its tree (kc_columns_map_check passed) */
+    const kc_flat *flat;    /* its flat program into that tree (kc_flat_build), or NULL */
 } kc_oc_prog;
 
 /* Export program: the result's Arrow layout, entries of 5 int32 words in pre-order

@@ -40,6 +40,12 @@ static inline size_t utf8_check(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     uint64_t w;
+    if (n >= 8 && n <= 16) {    /* names: two overlapping words, no loop */
+        uint64_t b;
+        memcpy(&w, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        return ((w | b) & 0x8080808080808080ull) ? utf8_check_slow(s, n, 0) : n;
+    }
     while (i + 8 <= n) {
         memcpy(&w, s + i, 8);
         if (w & 0x8080808080808080ull)

@@ -11,7 +11,10 @@
  *     success/failure, with or without a prefix to skip, and keeps Arrow's invariants;
  *     so does the record-array row source (strided entries, take, select), whose
  *     bad entries become bad rows, and kc_rows_heads reads only what a row has;
- *     so does a version prefix picking each row's program (kc_columns_decode_rows).
+ *     so does a version prefix picking each row's program (kc_columns_decode_rows);
+ *   - a flat program (kc_flat_build, some of the message's fields not kept) appends
+ *     only rows the generic decoder decodes, exactly its columns, and
+ *     kc_columns_decode_flat is kc_columns_decode_one: status, error offset, columns.
  *
  * Programs come from a text file, one program per line as int32 words (the tests
  * dump them from kcodec._program: tests/test_native_fuzz.py).  The first input
@@ -283,6 +286,85 @@ static void bulk_framed(const int32_t *code, const uint8_t *data, size_t n, int 
     free(buf);
 }
 
+static unsigned long g_flat_rows, g_flat_taken;
+
+/* Two trees hold the same values: lengths, validity, values, offsets, data. */
+static void same_columns(const kc_columns *a, const kc_columns *b)
+{
+    check(a->n_nodes == b->n_nodes, "same tree");
+    for (int32_t i = 0; i < a->n_nodes; i++) {
+        const kc_col *x = &a->nodes[i], *y = &b->nodes[i];
+        check(x->len == y->len, "flat: same lengths");
+        for (size_t r = 0; r < x->len; r++) {
+            int vx = !x->validity || ((x->validity[r >> 3] >> (r & 7)) & 1);
+            int vy = !y->validity || ((y->validity[r >> 3] >> (r & 7)) & 1);
+            check(vx == vy, "flat: same validity");
+        }
+        if (x->skip || !x->len)
+            continue;
+        if (x->kind == KC_N_FIXED)
+            check(memcmp(x->values, y->values, x->len * (size_t)x->width) == 0, "flat: same values");
+        else if (x->kind == KC_N_BOOL)
+            for (size_t r = 0; r < x->len; r++)
+                check(((x->values[r >> 3] >> (r & 7)) & 1) == ((y->values[r >> 3] >> (r & 7)) & 1),
+                      "flat: same bools");
+        else if (x->kind == KC_N_LIST || x->kind == KC_N_VAR)
+            check(memcmp(x->offsets, y->offsets, (x->len + 1) * sizeof(int32_t)) == 0, "flat: same offsets");
+        if (x->kind == KC_N_VAR)
+            check(x->data_len == y->data_len && (!x->data_len || memcmp(x->data, y->data, x->data_len) == 0),
+                  "flat: same data");
+    }
+}
+
+/* The bytes through the program's flat form (when it has one), some top-level fields not
+ * kept (picked by the bytes), against the generic decoder on the same tree: twice, with a
+ * null row between, kc_flat_try then kc_columns_decode_flat. */
+static void bulk_flat(const int32_t *code, const uint8_t *data, size_t n, int want)
+{
+    kc_columns a, b;
+    kc_flat *f = NULL;
+    uint32_t mask = (uint32_t)n * 2654435761u;
+    for (size_t i = 0; i < n && i < 16; i++)
+        mask = (mask ^ data[i]) * 16777619u;
+    check(kc_columns_init(&a, code) == KC_OK && kc_columns_init(&b, code) == KC_OK, "column trees build");
+    if (mask & 1)           /* keep everything, or drop the fields the mask's bits pick */
+        for (int32_t q = 0; q < a.nodes[0].n_kids; q++)
+            if ((mask >> (1 + q % 31)) & 1) {
+                kc_columns_skip(&a, a.kids[a.nodes[0].first_kid + q]);
+                kc_columns_skip(&b, b.kids[b.nodes[0].first_kid + q]);
+            }
+    check(kc_flat_build(&a, code, NULL, &f) == KC_OK, "flat build");
+    if (f) {
+        for (int i = 0; i < 2; i++) {
+            int64_t ea = -7, eb = -7;
+            int ra = kc_columns_decode_one(&a, code, NULL, data, n, 0, &ea), rb;
+            check(ra == want, "decode_one agrees with the bulk decoder");
+            g_flat_rows++;
+            if (i == 0) {
+                rb = kc_flat_try(&b, f, data, n, 0);
+                if (rb == KC_OK) {
+                    g_flat_taken++;
+                    check(ra == KC_OK, "the flat way appends only rows the generic path decodes");
+                    eb = ea;
+                } else {
+                    check(rb == 1, "flat try: 0 or 1");
+                    rb = kc_columns_decode_one(&b, code, NULL, data, n, 0, &eb);
+                }
+            } else {
+                rb = kc_columns_decode_flat(&b, f, data, n, 0, &eb);
+            }
+            check(ra == rb && (ra == KC_OK || ea == eb), "flat: the generic path's status and offset");
+            check(kc_columns_put_nulls(&a, 1) == KC_OK && kc_columns_put_nulls(&b, 1) == KC_OK, "nulls");
+        }
+        same_columns(&a, &b);
+        if (!(mask & 1))        /* (check_node knows no skipped nodes) */
+            check_node(&b, 0);
+        kc_flat_free(f);
+    }
+    kc_columns_free(&a);
+    kc_columns_free(&b);
+}
+
 static void run_one(int pi, const uint8_t *data, size_t n)
 {
     const int32_t *code = g_prog[pi];
@@ -299,6 +381,7 @@ static void run_one(int pi, const uint8_t *data, size_t n)
     st = bulk_one(code, data, n);
     bulk_records(code, data, n, st);
     bulk_framed(code, data, n, st);
+    bulk_flat(code, data, n, st);
     if (rc == KC_OK && end == n)
         check(st == KC_OK, "bulk decodes what decode decodes");
     else
@@ -493,8 +576,8 @@ int main(int argc, char **argv)
             iters++;
         }
     }
-    printf("fuzz_engine: %lu inputs, %d programs, %zu corpus entries, no crash\n",
-           iters, g_nprogs, ncorpus);
+    printf("fuzz_engine: %lu inputs, %d programs, %zu corpus entries, %lu rows through flat programs "
+           "(%lu appended the flat way), no crash\n", iters, g_nprogs, ncorpus, g_flat_rows, g_flat_taken);
     for (size_t i = 0; i < ncorpus; i++)
         free(corpus[i].data);
     free(corpus);

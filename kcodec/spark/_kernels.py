@@ -610,16 +610,18 @@ def _offsets_out(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str
 
 
 @functools.lru_cache(maxsize=64)
-def _offsets_kernel(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]]) -> Any:
+def _offsets_kernel(names: Tuple[str, ...], spark: bool, fields: Optional[Tuple[str, ...]],
+                    flat: bool = True) -> Any:
     """The C kernel of one selection (its union trees, field maps and result layout built
-    once), or None without the native engine."""
+    once), or None without the native engine (``flat=False``: without flat programs, the
+    reference the tests hold them to)."""
     if not kcodec.NATIVE:
         return None
     from ._oplan import Plan
     out = _offsets_out(names, spark, fields)
     plan = Plan(out.typ, spark, "members" in out.fields, out.full_names,
                 lambda f: "group" if f in _GROUP_KEYS else f)
-    return plan.kernel(out.typ)
+    return plan.kernel(out.typ, flat)
 
 
 def decode_offsets(key: Any, value: Any, *, mode: str = PERMISSIVE, record_types: Any = None,

@@ -22,9 +22,16 @@ cdef extern from "kc_ocols.h" nogil:
     struct ArrowArray:
         void (*release)(ArrowArray *)
 
+    ctypedef struct kc_flat:
+        pass
+
+    int kc_flat_build(const kc_columns *t, const int32_t *code, const int32_t *map, kc_flat **out)
+    void kc_flat_free(kc_flat *f)
+
     ctypedef struct kc_oc_prog:
         const int32_t *code
         const int32_t *map
+        const kc_flat *flat
 
     ctypedef struct kc_oc_plan:
         int32_t n_types, n_versions
@@ -59,16 +66,21 @@ cdef class OffsetsKernel:
     cdef kc_columns *trees
     cdef int32_t n_built
     cdef kc_oc_prog *progs
+    cdef Py_ssize_t n_progs
     cdef list keep
     cdef object typ
 
     def __cinit__(self):
         self.trees = NULL
         self.progs = NULL
+        self.n_progs = 0
         self.n_built = 0
 
     def __dealloc__(self):
         cdef int32_t i
+        if self.progs != NULL:
+            for i in range(self.n_progs):
+                kc_flat_free(<kc_flat *>self.progs[i].flat)
         if self.trees != NULL:
             for i in range(self.n_built):
                 kc_columns_free(&self.trees[i])
@@ -76,13 +88,15 @@ cdef class OffsetsKernel:
         free(self.progs)
 
     def __init__(self, trees, keys, values, int n_versions, value_tree, raw, members, protocol,
-                 int n_protocol, export, typ):
+                 int n_protocol, export, typ, bint flat=True):
         """``trees``: per tree ``(spec, defaults, skip)`` (kc_columns_init_nodes words, a
         ``(null, int, bytes)`` default per node, the nodes not kept); ``keys``: per record
         type ``None`` or ``(code, map, tree)``; ``values``: per (type, version) the same;
         ``members``: None or (type, protocolType, members, subscription, assignment nodes);
         ``protocol``: per embedded version ``((sub code, map), (asg code, map))`` or None;
-        ``export``: the export program's words; ``typ``: the result's Arrow type."""
+        ``export``: the export program's words; ``typ``: the result's Arrow type; ``flat``:
+        decode programs of top-level scalars and strings the flat way (kc_flat_build; the
+        results are the same either way)."""
         cdef int32_t i, j, rc
         cdef kc_col *c
         cdef Py_ssize_t n_types = len(keys), n_progs
@@ -90,6 +104,7 @@ cdef class OffsetsKernel:
         self.typ = typ
         n_progs = n_types + len(values) + 2 * n_protocol
         self.progs = <kc_oc_prog *>calloc(max(n_progs, 1), sizeof(kc_oc_prog))
+        self.n_progs = n_progs
         self.trees = <kc_columns *>calloc(max(len(trees), 1), sizeof(kc_columns))
         if self.progs == NULL or self.trees == NULL:
             raise MemoryError()
@@ -117,6 +132,7 @@ cdef class OffsetsKernel:
         def prog(Py_ssize_t at, entry):
             cdef const int32_t *cp
             cdef const int32_t *mp
+            cdef kc_flat *fp = NULL
             if entry is None:
                 return
             code, mapping, tree = entry
@@ -129,6 +145,10 @@ cdef class OffsetsKernel:
                 raise ValueError(f"offsets kernel: program {at} does not fit tree {tree}")
             self.progs[at].code = cp
             self.progs[at].map = mp
+            # the flat way for programs of top-level scalars and strings (most keys, offset commits)
+            if flat and kc_flat_build(&self.trees[tree], cp, mp, &fp):
+                raise MemoryError()
+            self.progs[at].flat = fp
 
         for i, e in enumerate(keys):
             prog(i, e)
@@ -161,6 +181,13 @@ cdef class OffsetsKernel:
         rc = kc_oc_plan_check(&self.plan)
         if rc:
             raise status_error(rc, "offsets kernel: plan")
+
+    @property
+    def n_flat(self):
+        """How many of the plan's programs decode the flat way."""
+        if self.progs == NULL:
+            return 0
+        return sum(1 for i in range(self.n_progs) if self.progs[i].flat != NULL)
 
     def decode(self, key, value):
         """``(result, status)``: the result struct array (the plan's type) and per row

@@ -278,7 +278,9 @@ class Plan:
             out.append((tree.spec(), [n.default for n in tree.nodes], skip))
         return out
 
-    def kernel(self, typ: pa.StructType) -> Any:
+    def kernel(self, typ: pa.StructType, flat: bool = True) -> Any:
+        """The plan's :class:`kcodec.spark._ocols.OffsetsKernel` (``flat=False``: every
+        program through the generic column decoder, as a reference for the flat one)."""
         from ._ocols import OffsetsKernel
         trees = self.tree_args()
 
@@ -290,4 +292,4 @@ class Plan:
         return OffsetsKernel(trees, [mapped(e) for e in self.keys], [mapped(e) for e in self.values],
                              self.n_versions, self.value_tree, self.raw, self.members,
                              [None if e is None else tuple(mapped(x) for x in e) for e in self.protocol],
-                             PROTOCOL_VERSIONS, self.export, typ)
+                             PROTOCOL_VERSIONS, self.export, typ, flat)
