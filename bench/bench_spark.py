@@ -144,14 +144,11 @@ def _row_decoder(names):
     return decode
 
 
-def _tree_cpu() -> dict:
-    """CPU seconds (user + system) used so far by this process's descendants: the JVM's
-    own ("jvm") and the Python processes' ("python": the workers, the worker daemon, and
-    the workers they reaped, counted in the reaper's ``cutime``/``cstime``: a worker is
-    not reused after a task that did not read its whole input).  Read from /proc (Linux);
-    the VM is shared, so CPU time is a steadier yardstick than wall time."""
+def _descendants() -> dict:
+    """pid -> (own user + system CPU seconds, program name) of this process's descendants
+    (the JVM and the Python workers it starts), from /proc (Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
-    parent, own, reaped, comm = {}, {}, {}, {}
+    parent, own = {}, {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -161,20 +158,52 @@ def _tree_cpu() -> dict:
         except OSError:
             continue
         st = st.split()
-        pid = int(d)
-        parent[pid] = int(st[1])
-        own[pid] = (int(st[11]) + int(st[12])) / tick
-        reaped[pid] = (int(st[13]) + int(st[14])) / tick
-        comm[pid] = head.split("(", 1)[1]
-    me, total = os.getpid(), {"jvm": 0.0, "python": 0.0}
-    for pid in own:
+        parent[int(d)] = int(st[1])
+        own[int(d)] = ((int(st[11]) + int(st[12])) / tick, head.split("(", 1)[1])
+    me, out = os.getpid(), {}
+    for pid, v in own.items():
         p = parent.get(pid)
         while p and p != me:
             p = parent.get(p)
         if p == me:
-            total["jvm" if comm[pid] == "java" else "python"] += own[pid]
-            total["python"] += reaped[pid]      # the JVM's and the daemon's children are Python
-    return total
+            out[pid] = v
+    return out
+
+
+class _TreeCpu:
+    """CPU seconds (user + system) this process's descendants use inside a ``with``: the
+    JVM's ("jvm") and the Python processes' ("python"), each process's own time sampled
+    every 0.1 s.  Sampled, not read before and after: Spark ends idle Python workers, and
+    a worker gone by the end took its time with it (read through the reaper's ``cutime``
+    it went missing in some runs, which best-of-N then picked); a process's time after
+    its last sample (at most 0.1 s) is the only part not counted."""
+
+    def __enter__(self) -> "_TreeCpu":
+        import threading
+        self.first = {pid: cpu for pid, (cpu, _) in _descendants().items()}
+        self.last: dict = {}
+        self.kind: dict = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        for pid, (cpu, comm) in _descendants().items():
+            self.last[pid] = cpu
+            self.kind[pid] = "jvm" if comm == "java" else "python"
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self._sample()
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.used = {"jvm": 0.0, "python": 0.0}
+        for pid, cpu in self.last.items():
+            self.used[self.kind[pid]] += cpu - self.first.get(pid, 0.0)
 
 
 def _peaks(spark):
@@ -205,6 +234,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per variant after the first (best is kept)")
     ap.add_argument("--max-records-per-batch", type=int, default=10000,
                     help="spark.sql.execution.arrow.maxRecordsPerBatch (Spark's default: 10000)")
+    ap.add_argument("--each", action="store_true", help="print every timed run's CPU (JVM / Python) and wall time")
     ap.add_argument("--variants", default="c,d,a,n,nf",
                     help="which to run, in this order (of c, d, a, a2, a3, n, nf, b)")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "spark.md"))
@@ -308,10 +338,13 @@ def main(argv=None) -> int:
     def timed(name):
         _, data, q = variants[name]
         load0 = os.getloadavg()[0]
-        c0, t = _tree_cpu(), time.perf_counter()
-        q(data).collect()
-        wall, c1 = time.perf_counter() - t, _tree_cpu()
-        used = {w: c1.get(w, 0.0) - c0.get(w, 0.0) for w in c1}
+        with _TreeCpu() as cpu:
+            t = time.perf_counter()
+            q(data).collect()
+            wall = time.perf_counter() - t
+        used = cpu.used
+        if args.each:
+            print(name, {k: round(v, 2) for k, v in used.items()}, round(wall, 2), flush=True)
         r = best.setdefault(name, {"seconds": float("inf"), "cpu": float("inf"), "split": {}, "load": []})
         r["load"] += [load0, os.getloadavg()[0]]
         r["seconds"] = min(r["seconds"], wall)
@@ -325,9 +358,9 @@ def main(argv=None) -> int:
         # ends its worker) and the JVM has compiled its path; its CPU is reported as the
         # first run's (the per-worker start-up included)
         label, data, q = variants[name]
-        c0 = _tree_cpu()
-        q(data).collect()
-        first[name] = sum(_tree_cpu().values()) - sum(c0.values())
+        with _TreeCpu() as cpu:
+            q(data).collect()
+        first[name] = sum(cpu.used.values())
         time.sleep(2.5)                        # let a heartbeat carry the metrics
         peaks[name] = _peaks(spark)
     for _ in range(args.repeat):                # timed rounds alternate the variants, so that a
@@ -361,8 +394,9 @@ def main(argv=None) -> int:
         f"{args.repeat} runs by CPU time, the variants alternated; the 1-minute load average around each "
         "variant's runs is in the last column.",
         "",
-        "CPU time (user + system) of the JVM and its Python workers during the run, read from /proc; on a "
-        "shared VM it moves far less than wall time with what else runs.",
+        "CPU time (user + system) of the JVM and its Python workers during the run, each process's own "
+        "time sampled from /proc every 0.1 s (so a worker Spark ends during the run is counted up to its "
+        "last sample); on a shared VM it moves far less than wall time with what else runs.",
         "",
         "| variant | rows | s | records per CPU s | CPU s | JVM / Python CPU us per record "
         "| first run CPU s | peak JVM heap MB | peak Python RSS MB | load avg |",

@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from bench_spark import _tree_cpu  # noqa: E402  (the JVM's and its Python workers' CPU)
+from bench_spark import _TreeCpu  # noqa: E402  (the JVM's and its Python workers' CPU)
 
 NARROW = ["group", "topic", "partition", "OffsetCommitValue.offset", "OffsetCommitValue.commitTimestamp"]
 LABELS = {
@@ -128,10 +128,12 @@ def main(argv: "List[str] | None" = None) -> int:
 
     def run(name: str) -> None:
         df = frames[name]()
-        l0, c0, t0 = os.getloadavg()[0], _tree_cpu(), time.perf_counter()
-        df.write.format("noop").mode("overwrite").save()
-        wall, c1 = time.perf_counter() - t0, _tree_cpu()
-        used = {k: c1[k] - c0[k] for k in c1}
+        l0 = os.getloadavg()[0]
+        with _TreeCpu() as meter:
+            t0 = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            wall = time.perf_counter() - t0
+        used = meter.used
         cpu = used["jvm"] + used["python"]
         loads.setdefault(name, []).extend([l0, os.getloadavg()[0]])
         print(f"  ({name}) {wall:.1f} s wall, {cpu:.1f} CPU s (JVM {used['jvm']:.1f}, "
