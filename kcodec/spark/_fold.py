@@ -195,12 +195,9 @@ class PackedRows(Sequence):
     def __init__(self, chunks: Optional[List[Tuple[bytes, int]]] = None) -> None:
         self._chunks: List[Tuple[bytes, int]] = list(chunks or [])     # (packed JSON array, rows)
 
-    def add(self, rows: Any) -> None:
-        """Append another PackedRows' chunks, or a list of rows (packed here)."""
-        if isinstance(rows, PackedRows):
-            self._chunks += rows._chunks
-        elif rows:
-            self._chunks.append((_pack(list(rows)), len(rows)))
+    def add(self, rows: "PackedRows") -> None:
+        """Append another PackedRows' chunks."""
+        self._chunks += rows._chunks
 
     def __len__(self) -> int:
         return sum(n for _, n in self._chunks)
@@ -230,11 +227,10 @@ class PackedRows(Sequence):
         return PackedRows, (self._chunks,)
 
 
-def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int) -> Dict[str, Any]:
+def _summary(part: Optional[str], st: Any, stats: "_Stats", corrupt: int) -> Dict[str, Any]:
     """The ``partitions`` row of one folded partition (its totals, the counts behind the
-    time series, its flagged rows and the report's timeline), JSON-able."""
-    timeline = tl.result() if tl is not None else {}      # JSON-able as it is
-    doc = {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
+    time series, its flagged rows), JSON-able."""
+    return {"partition": part, "records": stats.records, "deleted_groups": sorted(st.deleted_groups),
             "aborted_records": st.aborted_records,
             "open_transactions": sum(st.open_transactions.values()),
             "unknown_records": {str(k): v for k, v in st.unknown_records.items()},
@@ -243,10 +239,7 @@ def _summary(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: in
             "resolution": stats.resolution,
             "commits": [[k, v] for k, v in sorted(stats.commits.items())],
             "gens": [[g, e, t] for (g, e), t in stats.gens.items()],
-            "assignors": sorted([a, g] for a, g in stats.assignors),
-            "group_events": timeline.get("group_events", []),
-            "commit_counts": timeline.get("commit_counts", [])}
-    return doc
+            "assignors": sorted([a, g] for a, g in stats.assignors)}
 
 
 def partition_rows(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corrupt: int
@@ -259,11 +252,12 @@ def partition_rows(part: Optional[str], st: Any, stats: "_Stats", tl: Any, corru
     in the driver (PackedRows) as a few MB, not hundreds.  Its rows follow their
     partition's row (collect keeps the order); the summary says how many there are."""
     yield from rows_of_state(st, part)
-    doc = _summary(part, st, stats, tl, corrupt)
-    timeline = {k: doc.pop(k) for k in TIMELINE_TABLES}
+    result = tl.result() if tl is not None else {}       # JSON-able as it is
+    timeline = {k: result.get(k, []) for k in TIMELINE_TABLES}
+    doc = _summary(part, st, stats, corrupt)
     doc.update({f"{k}_rows": len(v) for k, v in timeline.items()})
     yield "partitions", _pack(doc)
-    del doc
+    del doc, result
     for k in TIMELINE_TABLES:
         yield k, _pack(timeline.pop(k))
 
@@ -338,10 +332,9 @@ def fold_dump_batches(batches: Iterator[Any]) -> Iterator[Any]:
     def flush() -> Any:
         # JSON rows in data, compressed ones in packed (DUMP_FOLD_SCHEMA)
         rows = list(partition_rows(cur, f.state(), stats, tl, 0))
-        packed = [isinstance(d, bytes) for _, d in rows]
         return pa.RecordBatch.from_pydict(
-            {"table": [t for t, _ in rows], "data": [None if p else d for p, (_, d) in zip(packed, rows)],
-             "packed": [d if p else None for p, (_, d) in zip(packed, rows)]},
+            {"table": [t for t, _ in rows], "data": [None if isinstance(d, bytes) else d for _, d in rows],
+             "packed": [d if isinstance(d, bytes) else None for _, d in rows]},
             schema=pa.schema([("table", pa.string()), ("data", pa.string()), ("packed", pa.binary())]))
 
     for b in batches:

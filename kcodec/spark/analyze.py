@@ -355,7 +355,7 @@ def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
     partitions' order."""
     out = PackedRows()
     for p in parts:
-        out.add(p.pop(table, None))
+        out.add(p.pop(table))
     return out
 
 
