@@ -147,26 +147,14 @@ def _row_decoder(names):
 def _descendants() -> dict:
     """pid -> (own user + system CPU seconds, program name) of this process's descendants
     (the JVM and the Python workers it starts), from /proc (Linux)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, own = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
+    from bench_spark_scale import _cpu_rss, _tree
+    out = {}
+    for pid in _tree(os.getpid())[1:]:
         try:
-            with open(f"/proc/{d}/stat") as f:
-                head, st = f.read().rsplit(")", 1)
-        except OSError:
+            with open(f"/proc/{pid}/comm") as f:
+                out[pid] = (_cpu_rss(pid)[0], f.read().strip())
+        except OSError:         # gone since the listing
             continue
-        st = st.split()
-        parent[int(d)] = int(st[1])
-        own[int(d)] = ((int(st[11]) + int(st[12])) / tick, head.split("(", 1)[1])
-    me, out = os.getpid(), {}
-    for pid, v in own.items():
-        p = parent.get(pid)
-        while p and p != me:
-            p = parent.get(p)
-        if p == me:
-            out[pid] = v
     return out
 
 
