@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import struct
 import sys
 import time
@@ -322,6 +323,7 @@ def main(argv=None) -> int:
                         tuple(r.r.OffsetCommitValue)) for r in got_n], "(n) is not (a) cut to its fields"
         print(f"(a) and (n) agree on {len(got_a):,} sample rows", flush=True)
     best: dict = {}
+    rounds: list = []       # each round's CPU per variant, for ratios of runs taken back to back
 
     def timed(name):
         _, data, q = variants[name]
@@ -334,6 +336,7 @@ def main(argv=None) -> int:
         if args.each:
             print(name, {k: round(v, 2) for k, v in used.items()}, round(wall, 2), flush=True)
         r = best.setdefault(name, {"seconds": float("inf"), "cpu": float("inf"), "split": {}, "load": []})
+        rounds[-1][name] = sum(used.values())
         r["load"] += [load0, os.getloadavg()[0]]
         r["seconds"] = min(r["seconds"], wall)
         if sum(used.values()) < r["cpu"]:
@@ -352,7 +355,8 @@ def main(argv=None) -> int:
         time.sleep(2.5)                        # let a heartbeat carry the metrics
         peaks[name] = _peaks(spark)
     for _ in range(args.repeat):                # timed rounds alternate the variants, so that a
-        for name in order:                      # change in the VM's load hits them all alike
+        rounds.append({})                       # change in the VM's load hits them all alike
+        for name in order:
             timed(name)
     results = {}
     for name in order:
@@ -379,8 +383,9 @@ def main(argv=None) -> int:
         "Input: generated `__consumer_offsets` key/value pairs (95% OffsetCommit v4, 5% GroupMetadata v3 with "
         f"two consumer members), cached in memory. A first, untimed run of every variant (its CPU in the "
         f"'first run' column: the workers' imports and set-up, the JVM's compilation), then best of "
-        f"{args.repeat} runs by CPU time, the variants alternated; the 1-minute load average around each "
-        "variant's runs is in the last column.",
+        f"{args.repeat} runs by CPU time, the variants alternated (each round runs every variant once, back "
+        "to back; a ratio is also given as its median over the rounds); the 1-minute load average around "
+        "each variant's runs is in the last column.",
         "",
         "CPU time (user + system) of the JVM and its Python workers during the run, each process's own "
         "time sampled from /proc every 0.1 s (so a worker Spark ends during the run is counted up to its "
@@ -404,8 +409,15 @@ def main(argv=None) -> int:
         rx, ry = results[x], results[y]
         by_cpu = ry["per_cpu_s"] / rx["per_cpu_s"]
         by_wall = ry["rate"] / rx["rate"]
+        # the VM's speed drifts between runs: the ratio of two runs taken back to back in
+        # one round, its median over the rounds, moves less than the ratio of each
+        # variant's best run
+        each = sorted(r[x] / r[y] for r in rounds if x in r and y in r)
+        paired = (f"; per round {statistics.median(each):.2f}x median, {each[0]:.2f}-{each[-1]:.2f}x"
+                  + ("" if target is None else f", over {target}x in {sum(v > target for v in each)} of {len(each)}")
+                  if each else "")
         t = "" if target is None else (f" (target: within {target}x): {'met' if by_cpu <= target else 'NOT met'}")
-        lines.append(f"- ({x}) / ({y}){what}: {by_cpu:.2f}x by CPU time{t}; {by_wall:.2f}x by wall time.")
+        lines.append(f"- ({x}) / ({y}){what}: {by_cpu:.2f}x by CPU time{t}{paired}; {by_wall:.2f}x by wall time.")
     ratio("n", "c", 1.3, ", narrow projection against the Arrow pass-through")
     ratio("n", "nf", None, ", narrow projection against its floor")
     ratio("nf", "c", None, ", the narrow floor against the pass-through")
