@@ -1234,3 +1234,46 @@ def test_intern_racks_rejects_non_string_racks():
 def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, match):
     with pytest.raises(error, match=match):
         assign("cooperative-sticky", members, topics, partition_racks=racks)
+
+
+def test_what_if_leaving_member_partitions_count_as_moved(tmp_path, capsys):
+    """A member that leaves gives up what it owned: each of its partitions another member
+    gets has changed owner (moved), although KIP-429 needs no revocation round for it."""
+    import argparse
+    import json as _json
+    from kcodec.consumer import cli
+    from kcodec.consumer.assignors import Member, assign
+    from kcodec.consumer.protocol import TopicPartition
+    from kcodec.consumer.whatif import load_scenario, what_if
+    scen = {"topics": {"orders": 4},
+            "members": [{"id": "c1", "topics": ["orders"], "owned": {"orders": [0, 1]}, "generation": 4},
+                        {"id": "c2", "topics": ["orders"], "owned": {"orders": [2, 3]}, "generation": 4}],
+            "changes": {"leave": ["c1"]}}
+    sc = load_scenario(scen, "cooperative-sticky")
+    assert sc.departed == {"c1": [TopicPartition("orders", 0), TopicPartition("orders", 1)]}
+    w = what_if(sc)
+    rep = w.to_dict()
+    assert rep["partitions_moved"] == 2 and rep["plan"]["rounds"] == 1
+    assert rep["moves"] == [{"partition": "orders-0", "from": "c1", "to": "c2"},
+                            {"partition": "orders-1", "from": "c1", "to": "c2"}]
+    assert w.moved() == [(TopicPartition("orders", 0), "c1", "c2"), (TopicPartition("orders", 1), "c1", "c2")]
+    # the Python API: the assignor sees only the members that stay; departed= adds the leavers
+    r = assign("cooperative-sticky", [Member("c2", ["orders"], [("orders", 2), ("orders", 3)], 4)], {"orders": 4})
+    assert r.moved() == []
+    assert r.moved({"c1": [("orders", 0), ("orders", 1), ("orders", 9), ("gone", 0)]}) == w.moved()
+    path = tmp_path / "s3.json"
+    path.write_text(_json.dumps(scen))
+    parser = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["assign", "--strategy", "cooperative-sticky", str(path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "partitions moved: 2\n  orders-0: c1 -> c2\n  orders-1: c1 -> c2\n" in out
+    assert "cooperative plan: one round (no partition is revoked from a remaining member)" in out
+    # nothing changes owner: the plan says so
+    del scen["changes"]
+    path.write_text(_json.dumps(scen))
+    args = parser.parse_args(["assign", "--strategy", "cooperative-sticky", str(path)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "partitions moved: 0\n" in out and "cooperative plan: one round (no partition changes owner)" in out

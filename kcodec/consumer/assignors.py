@@ -312,15 +312,34 @@ class AssignmentResult:
         new[had] = -1
         return self._lists(new)
 
-    def moved(self) -> List[Tuple[TopicPartition, str, str]]:
-        """(partition, previous owner, new target owner) for every owned partition whose
-        target owner is another member."""
+    def moved(self, departed: Optional[Mapping[str, Iterable[Tuple[str, int]]]] = None
+              ) -> List[Tuple[TopicPartition, str, str]]:
+        """(partition, previous owner, new target owner) for every partition that changes
+        owner: each owned partition of a member whose target owner is another member, and,
+        with ``departed`` (member id -> the partitions it owned, for members that left the
+        group before this round and so are not among :attr:`member_ids`), each of those
+        partitions that now has a target owner. A departed member's partition that no
+        member subscribes to is not moved (it is left unassigned)."""
         mem, g, _ = self._claims()
         ok = g >= 0
         tg = np.full(len(g), -1, dtype=np.int64)
         tg[ok] = self.target[g[ok]]
         sel = np.nonzero(ok & (tg >= 0) & (tg != mem))[0].tolist()
-        return sorted({(self._tp(int(g[k])), self.member_ids[mem[k]], self.member_ids[tg[k]]) for k in sel})
+        out = {(self._tp(int(g[k])), self.member_ids[mem[k]], self.member_ids[tg[k]]) for k in sel}
+        if departed:
+            tid = {t: i for i, t in enumerate(self.topics)}
+            here = set(self.member_ids)
+            for m, parts in departed.items():
+                if m in here:
+                    continue        # still a member: its claims are counted above
+                for t, p in parts:
+                    i = tid.get(t)
+                    if i is None or not 0 <= p < self.base[i + 1] - self.base[i]:
+                        continue    # the partition no longer exists
+                    to = int(self.target[self.base[i] + p])
+                    if to >= 0:
+                        out.add((TopicPartition(t, int(p)), m, self.member_ids[to]))
+        return sorted(out)
 
 
 def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],

@@ -153,7 +153,11 @@ def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     plan = rep.get("plan")
     if plan:
         if plan["rounds"] == 1:
-            out.write("cooperative plan: one round (no partition changes owner)\n")
+            # KIP-429: only a partition revoked from a member that stays needs a second
+            # round; those of a member that left are handed out at once
+            why = ("no partition changes owner" if not rep["moves"]
+                   else "no partition is revoked from a remaining member")
+            out.write(f"cooperative plan: one round ({why})\n")
         else:
             out.write("cooperative plan (two phases):\n  round 1 - revoke now:\n")
             for m, parts in plan["round1"]["revoke"].items():

@@ -21,6 +21,10 @@ or, instead of ``members``, a classic group as ``__consumer_offsets`` stores it:
 ``kcodec decode`` print: subscription/assignment as decoded objects or base64 bytes) or
 kcodec's Python form (bytes). Members then own their current assignment at the group's
 generation. Topic partition counts not given are inferred from the assignments.
+
+A member in ``changes.leave`` is out of the group before the assignor runs; each partition
+it owned that another member gets counts as moved (``c1 -> c2``). Under KIP-429 those
+partitions need no revocation, so a cooperative plan can still take one round.
 """
 from __future__ import annotations
 
@@ -45,6 +49,9 @@ class Scenario:
     strategy: Optional[str] = None
     prefer_rack_aware: bool = False
     notes: List[str] = field(default_factory=list)
+    #: members that left (``changes.leave``) -> the partitions they owned: those partitions
+    #: change owner when another member gets them
+    departed: Dict[str, List[TopicPartition]] = field(default_factory=dict)
 
 
 def _owned(spec: Any, where: str) -> List[TopicPartition]:
@@ -198,6 +205,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
             parts[t] = _count(t, v)
     notes: List[str] = []
     members: List[Member] = []
+    departed: Dict[str, List[TopicPartition]] = {}
     if "group" in obj:
         g = obj["group"]
         g = g.get("data", g) if isinstance(g, Mapping) else g
@@ -232,6 +240,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
     expect_type(ch, Mapping, "changes", "an object")
     if ch:
         leave = set(_name(x, f"changes.leave[{i}]") for i, x in enumerate(_list(ch.get("leave", []), "changes.leave")))
+        departed = {m.member_id: list(m.owned_partitions) for m in members if m.member_id in leave}
         members = [m for m in members if m.member_id not in leave]
         for i, j in enumerate(_list(ch.get("join", []), "changes.join")):
             members.append(_member(j, None, f"changes.join[{i}]"))
@@ -240,7 +249,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
         for t, n in ct.items():
             parts[t] = _count(t, n, f"changes.topics[{t!r}]")
     prefer = expect_type(obj.get("prefer_rack_aware", False), bool, "prefer_rack_aware", "true or false")
-    return Scenario(members, parts, racks or None, strat, prefer, notes)
+    return Scenario(members, parts, racks or None, strat, prefer, notes, departed)
 
 
 @dataclass
@@ -249,12 +258,18 @@ class WhatIf:
     strategy: str
     result: AssignmentResult
     notes: List[str]
+    departed: Dict[str, List[TopicPartition]] = field(default_factory=dict)
+
+    def moved(self) -> List[Tuple[TopicPartition, str, str]]:
+        """(partition, previous owner, new owner) for every partition that changes owner,
+        those of the members that left included (:meth:`AssignmentResult.moved`)."""
+        return self.result.moved(self.departed)
 
     def to_dict(self) -> Dict[str, Any]:
         r = self.result
         target = r.target_assignment()
         now = r.assignment()
-        moved = r.moved()
+        moved = self.moved()
         out: Dict[str, Any] = {
             "strategy": self.strategy,
             "path": "general" if r.stats.get("general_path") else ("equal-subscriptions" if r.stats else "deterministic"),
@@ -292,4 +307,4 @@ def what_if(scenario: Scenario, strategy: Optional[str] = None) -> WhatIf:
         raise ValueError(f"strategy {strat!r}: expected one of {STRATEGIES}")
     r = assign(strat, scenario.members, scenario.partitions, partition_racks=scenario.partition_racks,
                prefer_rack_aware=scenario.prefer_rack_aware)
-    return WhatIf(strat, r, list(scenario.notes))
+    return WhatIf(strat, r, list(scenario.notes), dict(scenario.departed))
