@@ -54,7 +54,7 @@ from kcodec.errors import (DecodeError, InputPathError, InvalidArgumentError, Kc
                            UnsupportedVersionError)
 from kcodec.framing import INT16_VERSION, read_framed
 
-__all__ = ["main", "build_parser", "input_files", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
+__all__ = ["main", "build_parser", "input_files", "LogInputs", "STDIN", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
            "EXIT_DATA", "EXIT_LOSSY", "EXIT_INTERNAL"]
 
 EXIT_OK = 0
@@ -129,6 +129,80 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
     if out.count("-") > 1:
         raise InvalidArgumentError("-", "standard input can be read once")
     return out
+
+
+STDIN = "-"     # standard input, as a PATH argument and in every message about it
+
+
+class LogInputs:
+    """The files to read for a command's PATH arguments (:func:`input_files`, checked
+    before anything is read), ``-`` standing for a segment on standard input.
+
+    Used as a context: on entry standard input is copied to a temporary file (some
+    readers take a path, some read twice) and checked as :func:`_segment_file` checks a
+    file, so random bytes piped in are refused as the same bytes in a file are (exit 1).
+    Every message names it ``-``, never the copy: :meth:`source` opens the copy under
+    that name (the log readers name batches by a file object's name), and commands that
+    need a path (:meth:`path`) show ``-`` instead and :meth:`rename` its errors."""
+
+    def __init__(self, paths: Sequence[str], *, check: bool = True) -> None:
+        self.files = input_files(paths, stdin=True, check=check)
+        self._copy: Any = None
+        self._opened: List[Any] = []
+
+    def __enter__(self) -> "LogInputs":
+        if STDIN in self.files:
+            import shutil
+            import tempfile
+            self._copy = tempfile.NamedTemporaryFile(prefix="kcodec-stdin-", suffix=".log")
+            try:
+                shutil.copyfileobj(sys.stdin.buffer, self._copy, 1 << 20)
+                self._copy.flush()
+                _segment_file(self._copy.name)
+            except InputPathError as e:
+                self.__exit__(None, None, None)
+                raise InputPathError(STDIN, e.reason) from None
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for f in self._opened:
+            f.close()
+        self._opened.clear()
+        if self._copy is not None:
+            self._copy.close()          # (deletes it)
+            self._copy = None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def path(self, f: str) -> str:
+        """A path to read ``f`` from (for ``-``, the copy's: show :meth:`name`)."""
+        return self._copy.name if f == STDIN else f
+
+    def source(self, f: str) -> Any:
+        """What a :mod:`kcodec.log` reader reads ``f`` from: the path, or for ``-`` a new
+        binary file of the copy named ``-``."""
+        if f != STDIN:
+            return f
+        raw = open(self._copy.name, "rb", buffering=0)
+        raw.name = STDIN          # type: ignore[misc]  # what the readers' errors say
+        self._opened.append(raw)
+        return raw
+
+    def sources(self) -> List[Any]:
+        return [self.source(f) for f in self.files]
+
+    def size(self, f: str) -> int:
+        return os.path.getsize(self.path(f))
+
+    def rename(self, error: Any) -> Any:
+        """A :class:`kcodec.log.BatchError` read from :meth:`path` of ``-``, naming ``-``."""
+        if self._copy is not None and getattr(error, "file", None) == self._copy.name:
+            return error._replace(file=STDIN)
+        return error
 
 
 # Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)), with

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, STDIN, LogInputs, input_files
 from kcodec.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # of a clean log needs neither): starting the command costs what it uses.
 
 __all__ = ["add_subparsers"]
+
+_PATHS_HELP = "metadata log segments, .checkpoint snapshots or directories (- for a segment on stdin)"
 
 
 def _json_default(o: Any) -> Any:
@@ -39,12 +41,14 @@ def _json_default(o: Any) -> Any:
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from .dump import write_dump
     out = out or sys.stdout
-    files = [(p, input_files([p])) for p in args.paths]   # every path checked before output
+    files = [(p, input_files([p], stdin=True)) for p in args.paths]   # every path checked before output
     errors: List[log.BatchError] = []
-    for p, fs in files:
-        for f in fs:
-            shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            write_dump(f, out, display_name=shown, errors=errors, salvage=args.salvage)
+    with LogInputs([p for p in args.paths if p == STDIN]) as stdin:
+        for p, fs in files:
+            for f in fs:
+                shown = os.path.relpath(f, p) if os.path.isdir(p) else p
+                write_dump(stdin.path(f), out, display_name=shown, errors=errors, salvage=args.salvage)
+        errors = [stdin.rename(e) for e in errors]
     for e in errors:         # their line says isvalid: false; their records only with --salvage
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
     return EXIT_DATA if errors else EXIT_OK
@@ -52,8 +56,8 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 def _load(paths: List[str]) -> MetadataImage:
     from .image import replay
-    input_files(paths)
-    img = replay(paths if len(paths) > 1 else paths[0])
+    with LogInputs(paths) as files:
+        img = replay([files.source(p) for p in paths] if len(paths) > 1 else files.source(paths[0]))
     F.check_image_level(img.metadata_version)
     return img
 
@@ -244,13 +248,13 @@ def add_subparsers(subparsers: Any) -> None:
     k = subparsers.add_parser("kraft", help="KRaft __cluster_metadata logs and snapshots")
     ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND", required=True)
     d = ks.add_parser("dump", help="print records like kafka-dump-log --cluster-metadata-decoder")
-    d.add_argument("paths", nargs="+", metavar="PATH", help="segment, .checkpoint or directory")
+    d.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     d.add_argument("--salvage", action="store_true",
                    help="also print the records that could be read from a corrupt batch (its line says "
                         "isvalid: false), exactly as kafka-dump-log does; the exit status is still 3")
     d.set_defaults(func=cmd_dump)
     i = ks.add_parser("image", help="replay into a metadata image and print a path of it")
-    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     i.add_argument("--path", default="/", help="image path (/topics/NAME/0, /features, /brokers/1, ...)")
     i.add_argument("--ls", action="store_true", help="list the children of --path")
     i.add_argument("--json", action="store_true", help="JSON output for --ls")
@@ -266,12 +270,12 @@ def add_subparsers(subparsers: Any) -> None:
     f = subparsers.add_parser("features", help="finalized features and UpdateFeatures planning (KIP-778)")
     fs = f.add_subparsers(dest="features_command", metavar="COMMAND", required=True)
     ds = fs.add_parser("describe", help="finalized and supported feature levels")
-    ds.add_argument("paths", nargs="+", metavar="PATH")
+    ds.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     ds.add_argument("--json", action="store_true")
     ds.set_defaults(func=cmd_describe)
     for op in ("upgrade", "downgrade", "disable"):
         u = fs.add_parser(op, help=f"plan a feature {op} as the controller would")
-        u.add_argument("paths", nargs="+", metavar="PATH")
+        u.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
         u.add_argument("--feature", action="append", help="NAME=LEVEL (metadata.version=3.9-IV0)")
         if op == "upgrade":
             u.add_argument("--metadata", help="metadata.version to upgrade to")

@@ -338,7 +338,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
             yield line
         valid += batch.batch_length + 12
     if size > valid:
-        yield f"Found {size - valid} invalid bytes at the end of {base}"
+        # (Kafka names the file; a display name, such as - for stdin, stands for it)
+        yield f"Found {size - valid} invalid bytes at the end of {os.path.basename(display_name or path)}"
 
 
 def _control_text(rec: Any) -> str:

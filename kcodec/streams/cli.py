@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, LogInputs
 from kcodec.errors import DecodeError, InvalidArgumentError, KcodecError
 
 from .assignors import AssignmentConfigs
@@ -49,17 +49,18 @@ def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] 
     from kcodec.offsets import iter_decoded
     from .groups import decode_member_metadata
     latest: dict = {}
-    for path in input_files(paths):
-        for batch, _, rec in iter_decoded(path):
-            if batch.error is not None:
-                if errors is not None and (not errors or errors[-1] is not batch.error):
-                    errors.append(batch.error)
-                continue
-            if rec is None or rec.type_name != "GroupMetadata" or rec.value is None:
-                continue
-            if rec.value.get("protocol") != "stream" or (group and rec.group_id != group):
-                continue
-            latest[rec.group_id] = rec.value
+    with LogInputs(paths) as files:
+        for path in files:
+            for batch, _, rec in iter_decoded(files.source(path)):
+                if batch.error is not None:
+                    if errors is not None and (not errors or errors[-1] is not batch.error):
+                        errors.append(batch.error)
+                    continue
+                if rec is None or rec.type_name != "GroupMetadata" or rec.value is None:
+                    continue
+                if rec.value.get("protocol") != "stream" or (group and rec.group_id != group):
+                    continue
+                latest[rec.group_id] = rec.value
     return [{"group": g, "generation": v.get("generation"), "leader": v.get("leader"),
              "members": decode_member_metadata(v)} for g, v in sorted(latest.items())]
 
@@ -187,7 +188,8 @@ def add_subparsers(subparsers: Any) -> None:
     d = sub.add_parser("decode", help="decode userData bytes, or the Streams groups of __consumer_offsets")
     d.add_argument("hex", nargs="*", help="userData as hex")
     d.add_argument("--kind", choices=("auto", "subscription", "assignment"), default="auto")
-    d.add_argument("--offsets", nargs="+", metavar="PATH", help="__consumer_offsets segment files or folders")
+    d.add_argument("--offsets", nargs="+", metavar="PATH",
+                   help="__consumer_offsets segment files or folders (- for a segment on stdin)")
     d.add_argument("--group", help="only this group")
     d.add_argument("--json", action="store_true", help="JSON output")
     d.set_defaults(func=cmd_decode)
