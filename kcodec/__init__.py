@@ -77,7 +77,7 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
         raise UnsupportedVersionError(
             f"{s.name} version {version} is outside its valid versions {vv}"
             + ("" if newer == "latest" or version < vv.lowest or version > 0x7FFF
-               else " (pass newer='latest' to decode it with the newest layout)"))
+               else _NEWER_HINT))
     # Every version above the newest known reads with one layout: one program for all of
     # them, so a log full of odd versions cannot grow the caches.
     prog = _program(s.name, min(version, vv.highest + 1))
@@ -86,6 +86,9 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
     _CHECKED[key] = prog
     return prog
 
+
+# (the command line words it as its --newer option)
+_NEWER_HINT = " (pass newer='latest' to decode it with the newest layout)"
 
 _CHECKED: Dict[Any, Program] = {}   # (name, version, newer) -> program: one dict hit per call
 _CHECKED_MAX = 8192

@@ -236,7 +236,7 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
             for i, line in enumerate(sys.stdin, 1):
                 line = line.strip()
                 if line:
-                    yield f"stdin:{i}", _unhex(line)
+                    yield f"stdin:{i}", _unhex(line, f"- (stdin line {i})")
         else:
             if os.path.lexists(path) and not os.path.isdir(path) and os.path.exists(path) \
                     and not stat.S_ISREG(os.stat(path).st_mode):
@@ -250,11 +250,16 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
             yield path, data
 
 
-def _unhex(text: str) -> bytes:
+def _unhex(text: str, source: str = "--hex") -> bytes:
     try:
         return bytes.fromhex(text.replace(" ", "").replace(":", ""))
     except ValueError:
-        raise InvalidArgumentError("--hex", f"not hex: {text[:40]!r}") from None
+        raise InvalidArgumentError(source, f"not hex: {text[:40]!r}") from None
+
+
+def _cli_text(e: BaseException) -> str:
+    """An API error's text in the command line's words (options, not keyword arguments)."""
+    return str(e).replace(kcodec._NEWER_HINT, " (pass --newer latest to decode it with the newest layout)")
 
 
 def _embedded(name: str, value: dict, data: dict) -> None:
@@ -318,6 +323,11 @@ def cmd_decode(args: argparse.Namespace) -> int:
                           ex.get("prefixed", False)))
     else:
         kcodec.spec(args.message)            # an unknown name is a usage error, not bad data
+        if args.version is not None and not args.prefixed:
+            try:                             # a version the message lacks: an argument error
+                kcodec.program(args.message, args.version, newer=args.newer)
+            except UnsupportedVersionError as e:
+                raise InvalidArgumentError("--version", _cli_text(e)) from None
         for src, data in _inputs(args):
             items.append((src, args.message, data, args.version, args.prefixed))
         if not items:
@@ -329,7 +339,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
                               not args.raw_embedded)
         except kcodec.KcodecError as e:
             failed += 1
-            out = {"source": src, "message": name, "error": str(e)}
+            out = {"source": src, "message": name, "error": _cli_text(e)}
         else:
             out = {"source": src, **out}
         print(json.dumps(out, ensure_ascii=False))

@@ -44,10 +44,26 @@ def test_decode_file_and_errors(capsys, tmp_path):
 
 def test_decode_newer_version(capsys):
     data = kcodec.encode("OffsetCommitValue", {"offset": 3}, 4).hex()
-    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--hex", data)
+    # a version argument the message lacks is a usage error, worded with the CLI's option
+    assert cli.main(["decode", "OffsetCommitValue", "-v", "7", "--hex", data]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kcodec decode: --version: OffsetCommitValue version 7 is outside its valid versions")
+    assert "--newer latest" in err and "newer='latest'" not in err
+    # a version read from the data: the input did not decode (3), the hint the CLI's
+    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "--prefixed", "--hex", "0007" + data)
     assert rc == 3 and "outside its valid versions" in rows[0]["error"]
+    assert "(pass --newer latest to decode it with the newest layout)" in rows[0]["error"]
     rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--newer", "latest", "--hex", data)
     assert rc == 0 and rows[0]["newer_than_known"] and rows[0]["data"]["offset"] == 3
+
+
+def test_decode_names_stdin_lines_not_hex_option(capsys, monkeypatch):
+    import io
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello world\n"))
+    assert cli.main(["decode", "OffsetCommitValue", "-"]) == 1
+    assert capsys.readouterr().err == "kcodec decode: - (stdin line 1): not hex: 'hello world'\n"
+    assert cli.main(["decode", "OffsetCommitValue", "--hex", "zz"]) == 1
+    assert capsys.readouterr().err == "kcodec decode: --hex: not hex: 'zz'\n"
 
 
 def test_specs_table(capsys):

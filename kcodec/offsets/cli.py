@@ -253,9 +253,13 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     status = EXIT_CORRUPT if st.errors else 0
     if args.group:
         wanted = set(args.group)
-        for g in sorted(wanted - set(st.groups) - st.deleted_groups):
-            print(f"kcodec offsets groups: group {g!r} is not in the log", file=sys.stderr)
-            status = status or EXIT_USAGE
+        missing = sorted(wanted - set(st.groups) - st.deleted_groups)
+        if missing:     # said before anything is printed: no table for what is not there
+            hid = (f"; {len(st.errors)} corrupt batch(es) were not read (first: {st.errors[0]})"
+                   if st.errors else "")
+            print(f"kcodec offsets groups: {', '.join(f'group {g!r}' for g in missing)} "
+                  f"{'is' if len(missing) == 1 else 'are'} not in the log{hid}", file=sys.stderr)
+            return EXIT_CORRUPT if st.errors else EXIT_USAGE
         st = dataclasses.replace(
             st, groups={g: v for g, v in st.groups.items() if g in wanted},
             deleted_groups={g for g in st.deleted_groups if g in wanted},
