@@ -1277,3 +1277,48 @@ def test_what_if_leaving_member_partitions_count_as_moved(tmp_path, capsys):
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "partitions moved: 0\n" in out and "cooperative plan: one round (no partition changes owner)" in out
+
+
+@pytest.mark.parametrize("scenario,field", [
+    ({"topics": {"t": 100_000_000}}, "topics['t']: must be from 0 to 2000000"),
+    ({"topics": {"t": 2147483647}}, "topics['t']: must be from 0 to 2000000"),
+    ({"topics": {"t": {"partitions": 2_000_001}}}, "topics['t'].partitions: must be from 0 to 2000000"),
+    ({"topics": {"t": 1_500_000, "u": 1_000_000}}, "topics: 2500000 partitions in all topics together"),
+    ({"topics": {"t": 3}, "changes": {"topics": {"u": 1_999_998}}},
+     "changes.topics: 2000001 partitions in all topics together"),
+])
+def test_what_if_caps_a_scenarios_partitions_before_assigning(tmp_path, capsys, scenario, field):
+    """One rule, checked when the scenario is read: at most MAX_PARTITIONS partitions in all
+    topics together (memory stays well under 2 GB); a larger count fails at once, exit 1
+    naming the field, instead of growing for minutes."""
+    import argparse
+    import json as _json
+    import time
+    from kcodec.consumer import cli
+    from kcodec.consumer.whatif import MAX_PARTITIONS, Scenario, load_scenario, what_if
+    from kcodec.errors import InvalidArgumentError
+    assert MAX_PARTITIONS == 2_000_000
+    scenario = dict(scenario, members=[{"id": "c1", "topics": ["t"]}])
+    with pytest.raises(InvalidArgumentError, match=r"at most 2000000"):
+        load_scenario(scenario, "range")
+    path = tmp_path / "s.json"
+    path.write_text(_json.dumps(scenario))
+    parser = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(parser.add_subparsers(dest="command"))
+    t0 = time.process_time()
+    args = parser.parse_args(["assign", "--strategy", "range", str(path)])
+    assert args.func(args) == 1
+    assert time.process_time() - t0 < 5
+    assert capsys.readouterr().err.startswith(f"kcodec assign: {field}")
+    # a Scenario built by hand meets the same cap
+    with pytest.raises(InvalidArgumentError, match="^partitions: "):
+        what_if(Scenario([Member("c1", ["t"])], {"t": MAX_PARTITIONS, "u": 1}), "range")
+
+
+def test_assign_refuses_more_partitions_than_int32_numbers_up_front():
+    from kcodec.consumer.assignors import MAX_TOTAL_PARTITIONS
+    from kcodec.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match=r"^partitions_per_topic: 2147483652 partitions .* at most 2147483646"):
+        assign("range", [Member("a", ["t", "u"])], {"t": MAX_TOTAL_PARTITIONS, "u": 6})
+    with pytest.raises(InvalidArgumentError, match=r"partition count 2147483647 outside 0\.\.2147483646"):
+        assign("range", [Member("a", ["t"])], {"t": 2**31 - 1})

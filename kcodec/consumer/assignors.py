@@ -342,6 +342,11 @@ class AssignmentResult:
         return sorted(out)
 
 
+#: the most partitions one assignment takes, all subscribed topics together: the engine
+#: numbers them with int32 across topics (and keeps one slot past the last)
+MAX_TOTAL_PARTITIONS = 2**31 - 2
+
+
 def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
            partitions_per_topic: Mapping[str, int], *,
            partition_racks: Optional[Mapping[str, Sequence[Iterable[Optional[str]]]]] = None,
@@ -408,11 +413,16 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         if n is not None:
             if not isinstance(n, numbers.Integral) or isinstance(n, bool):
                 raise ArgumentTypeError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count must be an int, got {type(n).__name__}")
-            if not 0 <= n <= 2**31 - 1:
-                raise InvalidArgumentError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count {n} outside 0..2147483647")
+            if not 0 <= n <= MAX_TOTAL_PARTITIONS:
+                raise InvalidArgumentError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count {n} "
+                                           f"outside 0..{MAX_TOTAL_PARTITIONS}")
             counts[i] = n
     base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=base[1:])
+    if base[-1] > MAX_TOTAL_PARTITIONS:
+        raise InvalidArgumentError("partitions_per_topic", f"{int(base[-1])} partitions in the "
+                                   f"subscribed topics together; at most {MAX_TOTAL_PARTITIONS} "
+                                   "(partitions are numbered with int32 across topics)")
 
     gens = np.full(len(ms), -1, dtype=np.int32)
     racks: Dict[str, int] = {}

@@ -22,6 +22,11 @@ or, instead of ``members``, a classic group as ``__consumer_offsets`` stores it:
 kcodec's Python form (bytes). Members then own their current assignment at the group's
 generation. Topic partition counts not given are inferred from the assignments.
 
+A scenario asks for at most :data:`MAX_PARTITIONS` (2,000,000) partitions in all topics
+together, after ``changes.topics`` and counts inferred from a group's assignment: the
+what-if report holds a few hundred bytes per partition (the 2,000,000 of the cap take about
+0.8 GB), and a larger count is refused at once, naming the field, rather than grown into.
+
 A member in ``changes.leave`` is out of the group before the assignor runs; each partition
 it owned that another member gets counts as moved (``c1 -> c2``). Under KIP-429 those
 partitions need no revocation, so a cooperative plan can still take one round.
@@ -37,7 +42,10 @@ from kcodec.errors import ArgumentTypeError, InvalidArgumentError, expect_type
 from .assignors import STRATEGIES, AssignmentResult, Member, assign, member_from_subscription
 from .protocol import Subscription, TopicPartition, decode_assignment, decode_subscription
 
-__all__ = ["Scenario", "load_scenario", "WhatIf", "what_if"]
+__all__ = ["Scenario", "load_scenario", "WhatIf", "what_if", "MAX_PARTITIONS"]
+
+#: the most partitions (all topics together) a scenario may ask for; see the module docs
+MAX_PARTITIONS = 2_000_000
 
 
 @dataclass
@@ -85,11 +93,24 @@ def _list(v: Any, where: str) -> list:
     return list(v)
 
 
-def _int(v: Any, where: str, minimum: int = 0) -> int:
+def _int(v: Any, where: str, minimum: int = 0, maximum: int = 0x7FFFFFFF, why: str = "") -> int:
     expect_type(v, int, where, "an integer")
-    if v < minimum or v > 0x7FFFFFFF:
-        raise InvalidArgumentError(where, f"must be from {minimum} to 2147483647, got {v}")
+    if v < minimum or v > maximum:
+        raise InvalidArgumentError(where, f"must be from {minimum} to {maximum}{why}, got {v}")
     return v
+
+
+_CAP = f" (a scenario asks for at most {MAX_PARTITIONS} partitions in all)"
+
+
+def _check_total(parts: Mapping[str, int], where: str) -> None:
+    """The cap on a scenario's partitions, all topics together (MAX_PARTITIONS)."""
+    total = sum(parts.values())
+    if total > MAX_PARTITIONS:
+        big = max(parts, key=parts.__getitem__)
+        raise InvalidArgumentError(where, f"{total} partitions in all topics together "
+                                          f"(the largest: {big!r}, {parts[big]}); a scenario "
+                                          f"asks for at most {MAX_PARTITIONS}")
 
 
 def _name(v: Any, where: str) -> str:
@@ -130,7 +151,7 @@ def _count(topic: str, v: Any, where: str = "") -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ArgumentTypeError(where, f"topic {topic!r}: the partition count must be an "
                                 f"integer, got {v!r}")
-    return _int(v, where)
+    return _int(v, where, maximum=MAX_PARTITIONS, why=_CAP)
 
 
 def _bytes(v: Any, where: str = "") -> Optional[bytes]:
@@ -203,6 +224,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
                             for i, r in enumerate(_list(v["racks"], f"topics[{t!r}].racks"))]
         else:
             parts[t] = _count(t, v)
+    _check_total(parts, "topics")
     notes: List[str] = []
     members: List[Member] = []
     departed: Dict[str, List[TopicPartition]] = {}
@@ -228,6 +250,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
                     parts[t] = max(parts.get(t, 0), p + 1)
                     inferred = True
         if inferred:
+            _check_total(parts, "group.members")    # counts inferred from the assignments
             notes.append("partition counts of some topics inferred from the current assignment "
                          "(give \"topics\" to be exact)")
     else:
@@ -248,6 +271,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
         expect_type(ct, Mapping, "changes.topics", "an object of topic: partition count")
         for t, n in ct.items():
             parts[t] = _count(t, n, f"changes.topics[{t!r}]")
+        _check_total(parts, "changes.topics")
     prefer = expect_type(obj.get("prefer_rack_aware", False), bool, "prefer_rack_aware", "true or false")
     return Scenario(members, parts, racks or None, strat, prefer, notes, departed)
 
@@ -305,6 +329,7 @@ def what_if(scenario: Scenario, strategy: Optional[str] = None) -> WhatIf:
         raise ValueError(f"no strategy: give one (--strategy, or \"strategy\" in the scenario) of {STRATEGIES}")
     if strat not in STRATEGIES:
         raise ValueError(f"strategy {strat!r}: expected one of {STRATEGIES}")
+    _check_total(scenario.partitions, "partitions")
     r = assign(strat, scenario.members, scenario.partitions, partition_racks=scenario.partition_racks,
                prefer_rack_aware=scenario.prefer_rack_aware)
     return WhatIf(strat, r, list(scenario.notes), dict(scenario.departed))
