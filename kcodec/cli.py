@@ -54,7 +54,7 @@ from kcodec.errors import (DecodeError, InputPathError, InvalidArgumentError, Kc
                            UnsupportedVersionError)
 from kcodec.framing import INT16_VERSION, read_framed
 
-__all__ = ["main", "build_parser", "input_files", "LogInputs", "STDIN", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
+__all__ = ["main", "build_parser", "input_files", "LogInputs", "STDIN", "plural", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
            "EXIT_DATA", "EXIT_LOSSY", "EXIT_INTERNAL"]
 
 EXIT_OK = 0
@@ -129,6 +129,11 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
     if out.count("-") > 1:
         raise InvalidArgumentError("-", "standard input can be read once")
     return out
+
+
+def plural(n: int, word: str, many: Optional[str] = None) -> str:
+    """``1 member``, ``2 members`` (``many``: the plural when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 STDIN = "-"     # standard input, as a PATH argument and in every message about it

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_OK, EXIT_USAGE
+from kcodec.cli import EXIT_OK, EXIT_USAGE, plural
 from kcodec.errors import InputPathError
 
 from .assignors import STRATEGIES
@@ -135,8 +135,8 @@ def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     if args.json:
         out.write(json.dumps(rep, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
-    out.write(f"strategy {rep['strategy']} ({rep['path']}): {rep['members']} members, "
-              f"{rep['partitions']} partitions\n")
+    out.write(f"strategy {rep['strategy']} ({rep['path']}): {plural(rep['members'], 'member')}, "
+              f"{plural(rep['partitions'], 'partition')}\n")
     for n in rep["notes"]:
         out.write(f"note: {n}\n")
     out.write("new assignment:\n")

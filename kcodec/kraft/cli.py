@@ -259,10 +259,12 @@ def add_subparsers(subparsers: Any) -> None:
     i.add_argument("--ls", action="store_true", help="list the children of --path")
     i.add_argument("--json", action="store_true", help="JSON output for --ls")
     i.add_argument("--compact", action="store_true", help="one-line JSON")
-    i.add_argument("--issues", type=int, default=20, help="replay issues shown on stderr")
+    i.add_argument("--issues", type=int, default=20, metavar="N",
+                   help="show at most N replay issues on stderr (default 20)")
     i.set_defaults(func=cmd_image)
     b = ks.add_parser("bootstrap", help="write bootstrap.checkpoint like kafka-storage format")
-    b.add_argument("directory")
+    b.add_argument("directory", help="metadata log directory to write bootstrap.checkpoint into "
+                                     "(created if missing)")
     b.add_argument("--release-version", required=True, help="e.g. 4.1-IV1 or 3.9")
     b.add_argument("--feature", action="append", help="NAME=LEVEL override")
     b.set_defaults(func=cmd_bootstrap)
@@ -271,7 +273,7 @@ def add_subparsers(subparsers: Any) -> None:
     fs = f.add_subparsers(dest="features_command", metavar="COMMAND", required=True)
     ds = fs.add_parser("describe", help="finalized and supported feature levels")
     ds.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
-    ds.add_argument("--json", action="store_true")
+    ds.add_argument("--json", action="store_true", help="JSON output")
     ds.set_defaults(func=cmd_describe)
     for op in ("upgrade", "downgrade", "disable"):
         u = fs.add_parser(op, help=f"plan a feature {op} as the controller would")
@@ -286,11 +288,12 @@ def add_subparsers(subparsers: Any) -> None:
             u.add_argument("--disable-feature", action="append", help="feature to set to 0")
         u.add_argument("--unsafe", action="store_true", help="UNSAFE_DOWNGRADE")
         u.add_argument("--dry-run", action="store_true", help="validate only")
-        u.add_argument("--json", action="store_true")
+        u.add_argument("--json", action="store_true", help="JSON output (the plan and the records)")
         u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a))
     r = fs.add_parser("rewrite", help="write a snapshot of the image at a lower metadata.version")
     r.add_argument("--to", required=True, help="metadata.version (level or 3.9-IV0)")
-    r.add_argument("--epoch", type=int, default=0)
+    r.add_argument("--epoch", type=int, default=0,
+                   help="leader epoch in the snapshot's file name and batches (default 0)")
     r.add_argument("paths", nargs="+", metavar="PATH", help="the log/snapshot, then OUT")
     r.set_defaults(func=_rewrite_entry)
 

@@ -398,7 +398,7 @@ def add_subparsers(subparsers: Any) -> None:
                               "are documented in kcodec.offsets.downgrade.")
     common(c)
     c.add_argument("--to", required=True, metavar="VERSION", help="target Kafka version, e.g. 3.9")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="JSON output (the verdict, the counts and the findings)")
     c.set_defaults(func=cmd_check_downgrade)
 
 
