@@ -875,6 +875,21 @@ def test_aiokafka_adapters_in_a_rebalance():
 
 # ------------------------------------------------------------------ what-if and CLI
 
+def _run_assign(capsys, tmp_path, scen, *argv):
+    """``kcodec assign ARGV scenario.json`` with ``scen`` written to the file, through the
+    subcommand's own parser: (exit code, stdout, stderr)."""
+    import argparse
+    import json as _json
+    from kcodec.consumer import cli
+    path = tmp_path / "scenario.json"
+    path.write_text(_json.dumps(scen))
+    parser = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["assign", *argv, str(path)])
+    rc = args.func(args)
+    return (rc, *capsys.readouterr())
+
+
 def test_what_if_scenario_and_cli(tmp_path, capsys):
     import argparse
     import json as _json
@@ -1239,9 +1254,6 @@ def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, mat
 def test_what_if_leaving_member_partitions_count_as_moved(tmp_path, capsys):
     """A member that leaves gives up what it owned: each of its partitions another member
     gets has changed owner (moved), although KIP-429 needs no revocation round for it."""
-    import argparse
-    import json as _json
-    from kcodec.consumer import cli
     from kcodec.consumer.assignors import Member, assign
     from kcodec.consumer.protocol import TopicPartition
     from kcodec.consumer.whatif import load_scenario, what_if
@@ -1261,22 +1273,13 @@ def test_what_if_leaving_member_partitions_count_as_moved(tmp_path, capsys):
     r = assign("cooperative-sticky", [Member("c2", ["orders"], [("orders", 2), ("orders", 3)], 4)], {"orders": 4})
     assert r.moved() == []
     assert r.moved({"c1": [("orders", 0), ("orders", 1), ("orders", 9), ("gone", 0)]}) == w.moved()
-    path = tmp_path / "s3.json"
-    path.write_text(_json.dumps(scen))
-    parser = argparse.ArgumentParser(prog="kcodec")
-    cli.add_subparsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["assign", "--strategy", "cooperative-sticky", str(path)])
-    assert args.func(args) == 0
-    out = capsys.readouterr().out
-    assert "partitions moved: 2\n  orders-0: c1 -> c2\n  orders-1: c1 -> c2\n" in out
+    rc, out, _ = _run_assign(capsys, tmp_path, scen, "--strategy", "cooperative-sticky")
+    assert rc == 0 and "partitions moved: 2\n  orders-0: c1 -> c2\n  orders-1: c1 -> c2\n" in out
     assert "cooperative plan: one round (no partition is revoked from a remaining member)" in out
     # nothing changes owner: the plan says so
     del scen["changes"]
-    path.write_text(_json.dumps(scen))
-    args = parser.parse_args(["assign", "--strategy", "cooperative-sticky", str(path)])
-    assert args.func(args) == 0
-    out = capsys.readouterr().out
-    assert "partitions moved: 0\n" in out and "cooperative plan: one round (no partition changes owner)" in out
+    rc, out, _ = _run_assign(capsys, tmp_path, scen, "--strategy", "cooperative-sticky")
+    assert rc == 0 and "partitions moved: 0\n" in out and "cooperative plan: one round (no partition changes owner)" in out
 
 
 @pytest.mark.parametrize("scenario,field", [
@@ -1291,25 +1294,17 @@ def test_what_if_caps_a_scenarios_partitions_before_assigning(tmp_path, capsys, 
     """One rule, checked when the scenario is read: at most MAX_PARTITIONS partitions in all
     topics together (memory stays well under 2 GB); a larger count fails at once, exit 1
     naming the field, instead of growing for minutes."""
-    import argparse
-    import json as _json
     import time
-    from kcodec.consumer import cli
     from kcodec.consumer.whatif import MAX_PARTITIONS, Scenario, load_scenario, what_if
     from kcodec.errors import InvalidArgumentError
     assert MAX_PARTITIONS == 2_000_000
     scenario = dict(scenario, members=[{"id": "c1", "topics": ["t"]}])
     with pytest.raises(InvalidArgumentError, match=r"at most 2000000"):
         load_scenario(scenario, "range")
-    path = tmp_path / "s.json"
-    path.write_text(_json.dumps(scenario))
-    parser = argparse.ArgumentParser(prog="kcodec")
-    cli.add_subparsers(parser.add_subparsers(dest="command"))
     t0 = time.process_time()
-    args = parser.parse_args(["assign", "--strategy", "range", str(path)])
-    assert args.func(args) == 1
-    assert time.process_time() - t0 < 5
-    assert capsys.readouterr().err.startswith(f"kcodec assign: {field}")
+    rc, _, err = _run_assign(capsys, tmp_path, scenario, "--strategy", "range")
+    assert rc == 1 and time.process_time() - t0 < 5
+    assert err.startswith(f"kcodec assign: {field}")
     # a Scenario built by hand meets the same cap
     with pytest.raises(InvalidArgumentError, match="^partitions: "):
         what_if(Scenario([Member("c1", ["t"])], {"t": MAX_PARTITIONS, "u": 1}), "range")
