@@ -19,8 +19,9 @@ from . import _codec_py, _ext, _numbers
 from ._kjson import from_kafka_json as _from_kjson, to_kafka_json as _to_kjson, uuid_from_kafka, uuid_to_kafka
 from ._program import Program, program as _program
 from ._spec import MessageSpec, Versions, spec, spec_for_api_key, spec_for_record_type, specs
-from .errors import (CodecError, CorruptRecordError, DecodeError, EncodeError, KcodecError,
-                     SchemaError, UnknownMessageError, UnsupportedVersionError)
+from .errors import (ArgumentTypeError, CodecError, CorruptRecordError, DecodeError, EncodeError,
+                     KcodecError, SchemaError, UnknownMessageError, UnsupportedVersionError,
+                     not_bytes_like)
 
 __version__ = "0.1.0"
 
@@ -59,11 +60,16 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
     if type(version) is not int:
         version = _as_version(version)
     key = (name, version, newer)
-    prog = _CHECKED.get(key)
+    try:
+        prog = _CHECKED.get(key)
+    except TypeError:   # an unhashable name (a list, a bytearray)
+        raise _name_error(name) from None
     if prog is not None:
         return prog
     if newer not in ("error", "latest"):
         raise ValueError("newer must be 'error' or 'latest'")
+    if not isinstance(name, str):
+        raise _name_error(name)
     s = spec(name)
     vv = s.valid_versions
     if not 0 <= version <= 0x7FFF or version < vv.lowest or vv.empty \
@@ -71,7 +77,7 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
         raise UnsupportedVersionError(
             f"{s.name} version {version} is outside its valid versions {vv}"
             + ("" if newer == "latest" or version < vv.lowest or version > 0x7FFF
-               else " (pass newer='latest' to decode it with the newest layout)"))
+               else _NEWER_HINT))
     # Every version above the newest known reads with one layout: one program for all of
     # them, so a log full of odd versions cannot grow the caches.
     prog = _program(s.name, min(version, vv.highest + 1))
@@ -81,14 +87,23 @@ def program(name: str, version: int, *, newer: str = "error") -> Program:
     return prog
 
 
+# (the command line words it as its --newer option)
+_NEWER_HINT = " (pass newer='latest' to decode it with the newest layout)"
+
 _CHECKED: Dict[Any, Program] = {}   # (name, version, newer) -> program: one dict hit per call
 _CHECKED_MAX = 8192
 
 
 def _as_version(version: Any) -> int:
     if isinstance(version, bool) or not _numbers.is_integral(version):
-        raise TypeError(f"version must be an int, got {type(version).__name__} {version!r}")
+        raise ArgumentTypeError("version", f"expected an int, got {type(version).__name__} "
+                                           f"{version!r:.40}")
     return int(version)
+
+
+def _name_error(name: Any) -> ArgumentTypeError:
+    return ArgumentTypeError("name", f"expected a message name (a str such as "
+                                     f"'OffsetCommitValue'), got {type(name).__name__}")
 
 
 def _check_trailing(trailing: str) -> None:
@@ -102,6 +117,12 @@ def _decode(prog: Program, data: Any, offset: int, version: int) -> Any:
     except DecodeError as e:
         if prog.version != version:   # the shared newest-layout program: name the wire version
             raise e.relabel(version) from None
+        raise
+    except TypeError:
+        # the engine takes any buffer; only on its refusal is the type looked at
+        err = not_bytes_like(data, "data")
+        if err is not None:
+            raise err from None
         raise
 
 
@@ -123,7 +144,10 @@ def _read_body(name: str, data: Any, version: int, newer: str, trailing: str,
     many small bodies per record and builds its own result."""
     if trailing != "error" and trailing != "allow":
         _check_trailing(trailing)
-    prog = _CHECKED.get((name, version, newer)) if type(version) is int else None
+    try:
+        prog = _CHECKED.get((name, version, newer)) if type(version) is int else None
+    except TypeError:   # an unhashable name
+        raise _name_error(name) from None
     if prog is None:
         prog = program(name, version, newer=newer)
     value, end = _decode(prog, data, offset, version)
@@ -189,9 +213,39 @@ def decode_bulk(name: str, values: Any, version: int, *, newer: str = "error",
         from .arrow import decode_program
         return decode_program(prog, values)
     bulk = getattr(_engine, "decode_bulk", None)
-    if bulk is None:
-        return _decode_bulk_py(prog, values)
-    return bulk(prog, values)
+    try:
+        if bulk is None:
+            return _decode_bulk_py(prog, values)
+        return bulk(prog, values)
+    except TypeError:
+        err = _bulk_type_error(values)
+        if err is not None:
+            raise err from None
+        raise
+
+
+def _bulk_type_error(values: Any) -> Optional[ArgumentTypeError]:
+    """Why ``values`` is no list of values (looked at only once the engine refused it)."""
+    if not_bytes_like(values, "values") is None:
+        # one bytes-like object: iterating it would give its ints, one per "row"
+        return ArgumentTypeError("values", f"expected a list of bytes-like values (or a pyarrow "
+                                           f"BinaryArray), got one {type(values).__name__}: pass "
+                                           f"[data] to decode a single value")
+    if hasattr(values, "to_pylist"):
+        return None
+    try:
+        if isinstance(values, (str, dict)):
+            raise TypeError(values)
+        items = list(values)
+    except TypeError:
+        return ArgumentTypeError("values", f"expected a list of bytes-like values (or a pyarrow "
+                                           f"BinaryArray), got {type(values).__name__}")
+    for i, v in enumerate(items):
+        if v is not None:
+            err = not_bytes_like(v, f"values[{i}]")
+            if err is not None:
+                return err
+    return None
 
 
 def _decode_bulk_py(prog: Program, values: Any) -> Dict[str, Any]:

@@ -54,7 +54,7 @@ from kcodec.errors import (DecodeError, InputPathError, InvalidArgumentError, Kc
                            UnsupportedVersionError)
 from kcodec.framing import INT16_VERSION, read_framed
 
-__all__ = ["main", "build_parser", "input_files", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
+__all__ = ["main", "build_parser", "input_files", "LogInputs", "STDIN", "plural", "EXIT_OK", "EXIT_USAGE", "EXIT_REFUSED",
            "EXIT_DATA", "EXIT_LOSSY", "EXIT_INTERNAL"]
 
 EXIT_OK = 0
@@ -131,6 +131,85 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
     return out
 
 
+def plural(n: int, word: str, many: Optional[str] = None) -> str:
+    """``1 member``, ``2 members`` (``many``: the plural when it is not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+STDIN = "-"     # standard input, as a PATH argument and in every message about it
+
+
+class LogInputs:
+    """The files to read for a command's PATH arguments (:func:`input_files`, checked
+    before anything is read), ``-`` standing for a segment on standard input.
+
+    Used as a context: on entry standard input is copied to a temporary file (some
+    readers take a path, some read twice) and checked as :func:`_segment_file` checks a
+    file, so random bytes piped in are refused as the same bytes in a file are (exit 1).
+    Every message names it ``-``, never the copy: :meth:`source` opens the copy under
+    that name (the log readers name batches by a file object's name), and commands that
+    need a path (:meth:`path`) show ``-`` instead and :meth:`rename` its errors."""
+
+    def __init__(self, paths: Sequence[str], *, check: bool = True) -> None:
+        self.files = input_files(paths, stdin=True, check=check)
+        self._copy: Any = None
+        self._opened: List[Any] = []
+
+    def __enter__(self) -> "LogInputs":
+        if STDIN in self.files:
+            import shutil
+            import tempfile
+            self._copy = tempfile.NamedTemporaryFile(prefix="kcodec-stdin-", suffix=".log")
+            try:
+                shutil.copyfileobj(sys.stdin.buffer, self._copy, 1 << 20)
+                self._copy.flush()
+                _segment_file(self._copy.name)
+            except InputPathError as e:
+                self.__exit__(None, None, None)
+                raise InputPathError(STDIN, e.reason) from None
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for f in self._opened:
+            f.close()
+        self._opened.clear()
+        if self._copy is not None:
+            self._copy.close()          # (deletes it)
+            self._copy = None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def path(self, f: str) -> str:
+        """A path to read ``f`` from (for ``-``, the copy's: show :meth:`name`)."""
+        return self._copy.name if f == STDIN else f
+
+    def source(self, f: str) -> Any:
+        """What a :mod:`kcodec.log` reader reads ``f`` from: the path, or for ``-`` a new
+        binary file of the copy named ``-``."""
+        if f != STDIN:
+            return f
+        raw = open(self._copy.name, "rb", buffering=0)
+        raw.name = STDIN          # type: ignore[misc]  # what the readers' errors say
+        self._opened.append(raw)
+        return raw
+
+    def sources(self) -> List[Any]:
+        return [self.source(f) for f in self.files]
+
+    def size(self, f: str) -> int:
+        return os.path.getsize(self.path(f))
+
+    def rename(self, error: Any) -> Any:
+        """A :class:`kcodec.log.BatchError` read from :meth:`path` of ``-``, naming ``-``."""
+        if self._copy is not None and getattr(error, "file", None) == self._copy.name:
+            return error._replace(file=STDIN)
+        return error
+
+
 # Domain modules that contribute subcommands (each exposes add_subparsers(subparsers)), with
 # the optional extra each needs: (extra name, the top-level modules it installs), or None.
 _DOMAIN_CLIS: Dict[str, Optional[Tuple[str, Tuple[str, ...]]]] = {
@@ -162,7 +241,7 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
             for i, line in enumerate(sys.stdin, 1):
                 line = line.strip()
                 if line:
-                    yield f"stdin:{i}", _unhex(line)
+                    yield f"stdin:{i}", _unhex(line, f"- (stdin line {i})")
         else:
             if os.path.lexists(path) and not os.path.isdir(path) and os.path.exists(path) \
                     and not stat.S_ISREG(os.stat(path).st_mode):
@@ -176,11 +255,16 @@ def _inputs(args: argparse.Namespace) -> Iterator[Tuple[str, bytes]]:
             yield path, data
 
 
-def _unhex(text: str) -> bytes:
+def _unhex(text: str, source: str = "--hex") -> bytes:
     try:
         return bytes.fromhex(text.replace(" ", "").replace(":", ""))
     except ValueError:
-        raise InvalidArgumentError("--hex", f"not hex: {text[:40]!r}") from None
+        raise InvalidArgumentError(source, f"not hex: {text[:40]!r}") from None
+
+
+def _cli_text(e: BaseException) -> str:
+    """An API error's text in the command line's words (options, not keyword arguments)."""
+    return str(e).replace(kcodec._NEWER_HINT, " (pass --newer latest to decode it with the newest layout)")
 
 
 def _embedded(name: str, value: dict, data: dict) -> None:
@@ -244,6 +328,11 @@ def cmd_decode(args: argparse.Namespace) -> int:
                           ex.get("prefixed", False)))
     else:
         kcodec.spec(args.message)            # an unknown name is a usage error, not bad data
+        if args.version is not None and not args.prefixed:
+            try:                             # a version the message lacks: an argument error
+                kcodec.program(args.message, args.version, newer=args.newer)
+            except UnsupportedVersionError as e:
+                raise InvalidArgumentError("--version", _cli_text(e)) from None
         for src, data in _inputs(args):
             items.append((src, args.message, data, args.version, args.prefixed))
         if not items:
@@ -255,7 +344,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
                               not args.raw_embedded)
         except kcodec.KcodecError as e:
             failed += 1
-            out = {"source": src, "message": name, "error": str(e)}
+            out = {"source": src, "message": name, "error": _cli_text(e)}
         else:
             out = {"source": src, **out}
         print(json.dumps(out, ensure_ascii=False))

@@ -178,6 +178,34 @@ def expect_type(value: object, types: "type | tuple", argument: str, what: str) 
     return value
 
 
+def not_bytes_like(value: object, argument: str) -> "ArgumentTypeError | None":
+    """The :class:`ArgumentTypeError` for ``value`` where bytes belong, or None when it is
+    bytes-like (bytes, bytearray, memoryview, or another object with the buffer protocol:
+    an ``array.array``, a NumPy array, an ``mmap``). Decoders call it only once the engine
+    has refused the object, so the check costs nothing on the hot path."""
+    try:
+        memoryview(value)           # type: ignore[arg-type]
+        return None
+    except TypeError:
+        pass
+    hint = "; bytes.fromhex(s) reads a hex string" if isinstance(value, str) else ""
+    got = "None" if value is None else type(value).__name__
+    return ArgumentTypeError(argument, f"expected a bytes-like object (bytes, bytearray or "
+                                       f"memoryview), got {got}{hint}")
+
+
+def as_bytes(value: object, argument: str) -> bytes:
+    """``value`` as ``bytes`` (bytes as is, other bytes-like objects copied). Anything else
+    is an :class:`ArgumentTypeError` naming ``argument``: ``bytes(x)`` would turn an int N
+    into N zero bytes and a list of ints into their bytes."""
+    if type(value) is bytes:
+        return value
+    err = not_bytes_like(value, argument)
+    if err is not None:
+        raise err
+    return memoryview(value).tobytes()  # type: ignore[arg-type]
+
+
 def _type_name(value: object) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
              int: "an integer", float: "a number", type(None): "null"}

@@ -27,7 +27,7 @@ import struct
 import uuid as _uuid
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple, Union
 
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError, EncodeError, not_bytes_like
 
 __all__ = [
     "Reader", "Writer", "Frame", "FrameHeader", "Framed", "VersionPrefix", "KraftRecordFrame",
@@ -48,7 +48,10 @@ class Reader:
 
     def __init__(self, data: Any, offset: int = 0, *, message: Optional[str] = None,
                  version: Optional[int] = None) -> None:
-        mv = data if isinstance(data, memoryview) else memoryview(data)
+        try:
+            mv = data if isinstance(data, memoryview) else memoryview(data)
+        except TypeError:
+            raise not_bytes_like(data, "data") or TypeError(data) from None
         self.buf = mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
         self.pos = offset
         self.end = self.buf.nbytes

@@ -210,3 +210,59 @@ def test_numpy_values_encode_like_python_values(engine):
     quota = program("ClientQuotaRecord", 0)
     assert engine.encode(quota, {"key": "k", "value": np.float32(1.5), "remove": np.bool_(True)}) == \
         engine.encode(quota, {"key": "k", "value": 1.5, "remove": True})
+
+
+@pytest.mark.parametrize("bad", ["0001", None, 5, 3.5, [0, 1], {"a": 1}, -1, 2**70])
+def test_wrong_data_types_are_kcodec_type_errors(engine, monkeypatch, bad):
+    """Where bytes belong, anything not bytes-like is an ArgumentTypeError (a KcodecError
+    and a TypeError) naming the argument and the type given; an int is never N zero bytes
+    and a list of ints never their bytes."""
+    from kcodec import consumer, kraft, offsets, streams
+    from kcodec.errors import ArgumentTypeError
+    monkeypatch.setattr(kcodec, "_engine", engine)
+    got = "None" if bad is None else type(bad).__name__
+    key = kcodec.encode("OffsetCommitKey", {"group": "g", "topic": "t", "partition": 0}, 0)
+    calls = {"data": [lambda x: kcodec.decode("OffsetCommitValue", x, 4),
+                      lambda x: kcodec.read("OffsetCommitValue", x, 4),
+                      consumer.decode_subscription, consumer.decode_assignment,
+                      streams.decode_subscription, streams.decode_assignment, kraft.read_record],
+             "key": [lambda x: offsets.decode_record(x, None)],
+             "value": [lambda x: offsets.decode_record(b"\x00\x01" + key, x)]}
+    if bad is None:
+        del calls["key"], calls["value"]    # a null key is a record that does not decode, a null value a tombstone
+    for arg, fns in calls.items():
+        for f in fns:
+            with pytest.raises(ArgumentTypeError) as e:
+                f(bad)
+            assert isinstance(e.value, TypeError) and isinstance(e.value, kcodec.KcodecError)
+            assert str(e.value).startswith(f"{arg}: expected a bytes-like object") and f"got {got}" in str(e.value)
+            assert "memoryview:" not in str(e.value)
+
+
+def test_bytes_like_data_is_accepted_and_other_arguments_are_checked(engine, monkeypatch):
+    import array
+    from kcodec import kraft, offsets
+    from kcodec.errors import ArgumentTypeError
+    monkeypatch.setattr(kcodec, "_engine", engine)
+    data = kcodec.encode("OffsetCommitValue", {"offset": 1}, 4)
+    for like in (bytearray(data), memoryview(data), array.array("B", data), np.frombuffer(data, np.uint8)):
+        assert kcodec.decode("OffsetCommitValue", like, 4)["offset"] == 1
+    rec = kraft.encode_record("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": 27}, 0)
+    assert kraft.read_record(bytearray(rec)).value["featureLevel"] == 27
+    k = b"\x00\x01" + kcodec.encode("OffsetCommitKey", {"group": "g", "topic": "t", "partition": 0}, 0)
+    assert offsets.decode_record(memoryview(k), bytearray(b"\x00\x04" + data)).key["group"] == "g"
+    for bad in ([1], None, b"OffsetCommitValue"):
+        with pytest.raises(ArgumentTypeError, match="^name: expected a message name"):
+            kcodec.decode(bad, data, 4)
+    with pytest.raises(ArgumentTypeError, match="^version: expected an int, got str"):
+        kcodec.decode("OffsetCommitValue", data, "4")
+    # decode_bulk: one bytes-like object is not a list of rows (iterating it gives ints)
+    for one in (bytearray(data), data, memoryview(data)):
+        with pytest.raises(ArgumentTypeError, match=r"^values: .* got one \w+: pass \[data\]"):
+            kcodec.decode_bulk("OffsetCommitValue", one, 4)
+    with pytest.raises(ArgumentTypeError, match=r"^values\[1\]: expected a bytes-like object .* got int"):
+        kcodec.decode_bulk("OffsetCommitValue", [data, 5], 4)
+    with pytest.raises(ArgumentTypeError, match=r"^values: .* got str"):
+        kcodec.decode_bulk("OffsetCommitValue", "00", 4)
+    with pytest.raises(ArgumentTypeError, match=r"^source: cannot read records from int"):
+        offsets.fold_log(5)

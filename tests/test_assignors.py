@@ -875,6 +875,21 @@ def test_aiokafka_adapters_in_a_rebalance():
 
 # ------------------------------------------------------------------ what-if and CLI
 
+def _run_assign(capsys, tmp_path, scen, *argv):
+    """``kcodec assign ARGV scenario.json`` with ``scen`` written to the file, through the
+    subcommand's own parser: (exit code, stdout, stderr)."""
+    import argparse
+    import json as _json
+    from kcodec.consumer import cli
+    path = tmp_path / "scenario.json"
+    path.write_text(_json.dumps(scen))
+    parser = argparse.ArgumentParser(prog="kcodec")
+    cli.add_subparsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["assign", *argv, str(path)])
+    rc = args.func(args)
+    return (rc, *capsys.readouterr())
+
+
 def test_what_if_scenario_and_cli(tmp_path, capsys):
     import argparse
     import json as _json
@@ -1234,3 +1249,71 @@ def test_intern_racks_rejects_non_string_racks():
 def test_bad_assign_input_names_what_is_wrong(members, topics, racks, error, match):
     with pytest.raises(error, match=match):
         assign("cooperative-sticky", members, topics, partition_racks=racks)
+
+
+def test_what_if_leaving_member_partitions_count_as_moved(tmp_path, capsys):
+    """A member that leaves gives up what it owned: each of its partitions another member
+    gets has changed owner (moved), although KIP-429 needs no revocation round for it."""
+    from kcodec.consumer.assignors import Member, assign
+    from kcodec.consumer.protocol import TopicPartition
+    from kcodec.consumer.whatif import load_scenario, what_if
+    scen = {"topics": {"orders": 4},
+            "members": [{"id": "c1", "topics": ["orders"], "owned": {"orders": [0, 1]}, "generation": 4},
+                        {"id": "c2", "topics": ["orders"], "owned": {"orders": [2, 3]}, "generation": 4}],
+            "changes": {"leave": ["c1"]}}
+    sc = load_scenario(scen, "cooperative-sticky")
+    assert sc.departed == {"c1": [TopicPartition("orders", 0), TopicPartition("orders", 1)]}
+    w = what_if(sc)
+    rep = w.to_dict()
+    assert rep["partitions_moved"] == 2 and rep["plan"]["rounds"] == 1
+    assert rep["moves"] == [{"partition": "orders-0", "from": "c1", "to": "c2"},
+                            {"partition": "orders-1", "from": "c1", "to": "c2"}]
+    assert w.moved() == [(TopicPartition("orders", 0), "c1", "c2"), (TopicPartition("orders", 1), "c1", "c2")]
+    # the Python API: the assignor sees only the members that stay; departed= adds the leavers
+    r = assign("cooperative-sticky", [Member("c2", ["orders"], [("orders", 2), ("orders", 3)], 4)], {"orders": 4})
+    assert r.moved() == []
+    assert r.moved({"c1": [("orders", 0), ("orders", 1), ("orders", 9), ("gone", 0)]}) == w.moved()
+    rc, out, _ = _run_assign(capsys, tmp_path, scen, "--strategy", "cooperative-sticky")
+    assert rc == 0 and "partitions moved: 2\n  orders-0: c1 -> c2\n  orders-1: c1 -> c2\n" in out
+    assert "cooperative plan: one round (no partition is revoked from a remaining member)" in out
+    # nothing changes owner: the plan says so
+    del scen["changes"]
+    rc, out, _ = _run_assign(capsys, tmp_path, scen, "--strategy", "cooperative-sticky")
+    assert rc == 0 and "partitions moved: 0\n" in out and "cooperative plan: one round (no partition changes owner)" in out
+
+
+@pytest.mark.parametrize("scenario,field", [
+    ({"topics": {"t": 100_000_000}}, "topics['t']: must be from 0 to 2000000"),
+    ({"topics": {"t": 2147483647}}, "topics['t']: must be from 0 to 2000000"),
+    ({"topics": {"t": {"partitions": 2_000_001}}}, "topics['t'].partitions: must be from 0 to 2000000"),
+    ({"topics": {"t": 1_500_000, "u": 1_000_000}}, "topics: 2500000 partitions in all topics together"),
+    ({"topics": {"t": 3}, "changes": {"topics": {"u": 1_999_998}}},
+     "changes.topics: 2000001 partitions in all topics together"),
+])
+def test_what_if_caps_a_scenarios_partitions_before_assigning(tmp_path, capsys, scenario, field):
+    """One rule, checked when the scenario is read: at most MAX_PARTITIONS partitions in all
+    topics together (memory stays well under 2 GB); a larger count fails at once, exit 1
+    naming the field, instead of growing for minutes."""
+    import time
+    from kcodec.consumer.whatif import MAX_PARTITIONS, Scenario, load_scenario, what_if
+    from kcodec.errors import InvalidArgumentError
+    assert MAX_PARTITIONS == 2_000_000
+    scenario = dict(scenario, members=[{"id": "c1", "topics": ["t"]}])
+    with pytest.raises(InvalidArgumentError, match=r"at most 2000000"):
+        load_scenario(scenario, "range")
+    t0 = time.process_time()
+    rc, _, err = _run_assign(capsys, tmp_path, scenario, "--strategy", "range")
+    assert rc == 1 and time.process_time() - t0 < 5
+    assert err.startswith(f"kcodec assign: {field}")
+    # a Scenario built by hand meets the same cap
+    with pytest.raises(InvalidArgumentError, match="^partitions: "):
+        what_if(Scenario([Member("c1", ["t"])], {"t": MAX_PARTITIONS, "u": 1}), "range")
+
+
+def test_assign_refuses_more_partitions_than_int32_numbers_up_front():
+    from kcodec.consumer.assignors import MAX_TOTAL_PARTITIONS
+    from kcodec.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match=r"^partitions_per_topic: 2147483652 partitions .* at most 2147483646"):
+        assign("range", [Member("a", ["t", "u"])], {"t": MAX_TOTAL_PARTITIONS, "u": 6})
+    with pytest.raises(InvalidArgumentError, match=r"partition count 2147483647 outside 0\.\.2147483646"):
+        assign("range", [Member("a", ["t"])], {"t": 2**31 - 1})

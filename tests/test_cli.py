@@ -44,10 +44,26 @@ def test_decode_file_and_errors(capsys, tmp_path):
 
 def test_decode_newer_version(capsys):
     data = kcodec.encode("OffsetCommitValue", {"offset": 3}, 4).hex()
-    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--hex", data)
+    # a version argument the message lacks is a usage error, worded with the CLI's option
+    assert cli.main(["decode", "OffsetCommitValue", "-v", "7", "--hex", data]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kcodec decode: --version: OffsetCommitValue version 7 is outside its valid versions")
+    assert "--newer latest" in err and "newer='latest'" not in err
+    # a version read from the data: the input did not decode (3), the hint the CLI's
+    rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "--prefixed", "--hex", "0007" + data)
     assert rc == 3 and "outside its valid versions" in rows[0]["error"]
+    assert "(pass --newer latest to decode it with the newest layout)" in rows[0]["error"]
     rc, rows, _ = run(capsys, "decode", "OffsetCommitValue", "-v", "7", "--newer", "latest", "--hex", data)
     assert rc == 0 and rows[0]["newer_than_known"] and rows[0]["data"]["offset"] == 3
+
+
+def test_decode_names_stdin_lines_not_hex_option(capsys, monkeypatch):
+    import io
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello world\n"))
+    assert cli.main(["decode", "OffsetCommitValue", "-"]) == 1
+    assert capsys.readouterr().err == "kcodec decode: - (stdin line 1): not hex: 'hello world'\n"
+    assert cli.main(["decode", "OffsetCommitValue", "--hex", "zz"]) == 1
+    assert capsys.readouterr().err == "kcodec decode: --hex: not hex: 'zz'\n"
 
 
 def test_specs_table(capsys):
@@ -198,3 +214,31 @@ def test_assign_says_what_it_wants(capsys, tmp_path, text):
     rc, out, err = _assign(capsys, tmp_path, text)
     assert rc == 1 and out == ""
     assert "expected a scenario" in err and "kcodec offsets dump" in err and err.count("\n") == 1
+
+
+def test_every_option_and_argument_has_help():
+    """``kcodec COMMAND --help`` (and the generated docs/cli.md reference) explain every
+    option and positional argument."""
+    import argparse
+    missing = []
+
+    def walk(p, words):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, words + [name])
+            elif not isinstance(a, argparse._HelpAction) and not a.help:
+                missing.append(" ".join(words + [a.option_strings[0] if a.option_strings else a.dest]))
+    walk(cli.build_parser(), ["kcodec"])
+    assert missing == []
+    issues = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["kraft"]
+                  ._subparsers._group_actions[0].choices["image"]._actions if "--issues" in a.option_strings)
+    assert issues.metavar == "N" and "at most N" in issues.help
+
+
+def test_counts_of_one_are_singular(capsys, tmp_path):
+    assert cli.plural(1, "member") == "1 member" and cli.plural(2, "member") == "2 members"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"topics": {"t": 1}, "members": [{"id": "c1", "topics": ["t"]}]}))
+    assert cli.main(["assign", "--strategy", "range", str(path)]) == 0
+    assert "strategy range (deterministic): 1 member, 1 partition\n" in capsys.readouterr().out

@@ -514,3 +514,43 @@ def test_cramjam_is_a_dependency():
         from importlib.metadata import requires
         assert any(re.match(r"cramjam\b", r) and "extra ==" not in r for r in requires("kcodec") or [])
     import cramjam  # noqa: F401
+
+
+# every command that reads a log takes - for a segment on stdin, with the file's exit code
+STDIN_COMMANDS = [cmd for cmd, (kind, argv, _, _) in TABLE.items()
+                  if kind in ("offsets", "kraft") and cmd != ("analyze",)]
+STDIN_CASES = {"valid": EXIT_OK, "random": EXIT_USAGE, "truncated": EXIT_DATA, "bitflip": EXIT_DATA,
+               "zstd": EXIT_OK}
+
+
+@pytest.mark.parametrize("case", list(STDIN_CASES))
+@pytest.mark.parametrize("cmd", STDIN_COMMANDS, ids="-".join)
+def test_stdin_is_read_like_a_file(tmp_path, capsys, monkeypatch, cmd, case):
+    """``-`` reads a segment piped in: the same exit code as the same bytes in a file
+    (random bytes are no log: exit 1), messages naming ``-``, never the spooled copy."""
+    import io
+    import tempfile
+    kind, argv, _, _ = TABLE[cmd]
+    seg = _input(tmp_path, cmd, case) / SEGMENT
+    data = seg.read_bytes()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "spool"))
+    (tmp_path / "spool").mkdir()
+    runs = {}
+    for src in (str(seg), "-"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        args = [a.replace("{}", src).replace("{out}", str(tmp_path / f"out{len(runs)}.checkpoint")) for a in argv]
+        rc = main(args)
+        runs[src] = (rc, *capsys.readouterr())
+    rc, out, err = runs["-"]
+    assert rc == runs[str(seg)][0] == STDIN_CASES[case], (cmd, err)
+    assert "spool" not in out + err and "kcodec-stdin" not in out + err
+    assert os.listdir(tmp_path / "spool") == []           # the copy is gone
+    if rc == EXIT_USAGE:
+        assert "-: not a Kafka log segment" in err and "\n" not in err.strip()
+    elif rc == EXIT_DATA:
+        assert "-@" in err
+    else:
+        # the same output, the file's name aside (a stdin segment has no base offset in its name)
+        norm = lambda t: [x for x in t.replace(str(seg), "-").replace(str(seg.parent), "").splitlines()
+                          if not x.startswith("Log starting offset")]
+        assert norm(out) == norm(runs[str(seg)][1])

@@ -412,3 +412,32 @@ def test_twin_rows_match_the_c_scanner(engine):
             assert c[0] == p[0]
             assert c[1].tobytes() == p[1].tobytes()
             assert c[2].tobytes() == p[2].tobytes()
+
+
+def test_dump_batches_prints_kafkas_legacy_line(tmp_path):
+    """``offsets dump --batches`` on magic 0/1 message sets prints the line Kafka's
+    DumpLogSegments.printBatchLevel prints for magic < 2: ``offset: <lastOffset>``, the
+    position, the timestamp type and max timestamp (``NoTimestampType: -1`` for magic 0),
+    then size, magic, codec, crc and validity; no v2 header fields."""
+    from kcodec import cli
+    from kcodec.log.dump import batch_line
+    seg = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    seg.parent.mkdir()
+    kv = (b"k", b"v")
+    data = (log.encode_message_set([kv], magic=0)
+            + log.encode_message_set([kv, kv], magic=1, compression=1, base_offset=1, timestamps=[1000, 2000])
+            + log.encode_message_set([kv], magic=1, base_offset=3, log_append_time=5000))
+    seg.write_bytes(data)
+    lines = [batch_line(b) for b in log.iter_batches(str(seg))]
+    s0 = 12 + struct.unpack_from(">i", data, 8)[0]
+    s1 = 12 + struct.unpack_from(">i", data, s0 + 8)[0]
+    crc = [b.crc for b in log.iter_batches(str(seg))]
+    assert lines == [
+        f"offset: 0 position: 0 NoTimestampType: -1 size: {s0} magic: 0 compresscodec: none crc: {crc[0]} isvalid: true",
+        f"offset: 2 position: {s0} CreateTime: 2000 size: {s1} magic: 1 compresscodec: gzip crc: {crc[1]} isvalid: true",
+        f"offset: 3 position: {s0 + s1} LogAppendTime: 5000 size: {len(data) - s0 - s1} magic: 1 "
+        f"compresscodec: none crc: {crc[2]} isvalid: true"]
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert cli.main(["offsets", "dump", "--batches", str(seg)]) == 0
+    assert buf.getvalue().splitlines()[2:] == lines

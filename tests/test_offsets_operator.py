@@ -363,7 +363,9 @@ def test_groups_group_selects(tmp_path):
     rc, out = _run(["offsets", "groups", "--group", "aio-rr", str(SEGMENTS)])
     assert rc == 0 and out.splitlines()[1].split()[0] == "aio-rr" and len(out.splitlines()) == 2
     rc, out = _run(["offsets", "groups", "--group", "no-such-group", str(SEGMENTS)])
-    assert rc == 1 and len(out.splitlines()) == 1
+    assert rc == 1 and out == ""        # checked before anything is printed
+    rc, out = _run(["offsets", "groups", "--json", "--group", "aio-rr", "--group", "nope", str(SEGMENTS)])
+    assert rc == 1 and out == ""
 
 
 def test_check_downgrade_labels_tombstones(tmp_path):

@@ -134,7 +134,7 @@ def assign(str strategy, int n_members, part_count, sub_off, sub_topic,
         inp.member_rack = _p32(mr)
     total = kc_assign_total_partitions(&inp)
     if total < 0:
-        raise ValueError("partition counts must be >= 0 and total below 2**31")
+        raise ValueError("partition counts must be >= 0 and total at most 2**31 - 2 (int32 partition numbers)")
     if prack_off is not None:
         po = _a64(prack_off, "prack_off")
         if po.shape[0] != total + 1 or po[0] != 0 or po[total] != pr.shape[0]:

@@ -312,15 +312,39 @@ class AssignmentResult:
         new[had] = -1
         return self._lists(new)
 
-    def moved(self) -> List[Tuple[TopicPartition, str, str]]:
-        """(partition, previous owner, new target owner) for every owned partition whose
-        target owner is another member."""
+    def moved(self, departed: Optional[Mapping[str, Iterable[Tuple[str, int]]]] = None
+              ) -> List[Tuple[TopicPartition, str, str]]:
+        """(partition, previous owner, new target owner) for every partition that changes
+        owner: each owned partition of a member whose target owner is another member, and,
+        with ``departed`` (member id -> the partitions it owned, for members that left the
+        group before this round and so are not among :attr:`member_ids`), each of those
+        partitions that now has a target owner. A departed member's partition that no
+        member subscribes to is not moved (it is left unassigned)."""
         mem, g, _ = self._claims()
         ok = g >= 0
         tg = np.full(len(g), -1, dtype=np.int64)
         tg[ok] = self.target[g[ok]]
         sel = np.nonzero(ok & (tg >= 0) & (tg != mem))[0].tolist()
-        return sorted({(self._tp(int(g[k])), self.member_ids[mem[k]], self.member_ids[tg[k]]) for k in sel})
+        out = {(self._tp(int(g[k])), self.member_ids[mem[k]], self.member_ids[tg[k]]) for k in sel}
+        if departed:
+            tid = {t: i for i, t in enumerate(self.topics)}
+            here = set(self.member_ids)
+            for m, parts in departed.items():
+                if m in here:
+                    continue        # still a member: its claims are counted above
+                for t, p in parts:
+                    i = tid.get(t)
+                    if i is None or not 0 <= p < self.base[i + 1] - self.base[i]:
+                        continue    # the partition no longer exists
+                    to = int(self.target[self.base[i] + p])
+                    if to >= 0:
+                        out.add((TopicPartition(t, int(p)), m, self.member_ids[to]))
+        return sorted(out)
+
+
+#: the most partitions one assignment takes, all subscribed topics together: the engine
+#: numbers them with int32 across topics (and keeps one slot past the last)
+MAX_TOTAL_PARTITIONS = 2**31 - 2
 
 
 def assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
@@ -389,11 +413,16 @@ def _assign(strategy: str, members: Union[Mapping[str, Any], Iterable[Member]],
         if n is not None:
             if not isinstance(n, numbers.Integral) or isinstance(n, bool):
                 raise ArgumentTypeError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count must be an int, got {type(n).__name__}")
-            if not 0 <= n <= 2**31 - 1:
-                raise InvalidArgumentError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count {n} outside 0..2147483647")
+            if not 0 <= n <= MAX_TOTAL_PARTITIONS:
+                raise InvalidArgumentError(f"partitions_per_topic[{t!r}]", f"topic {t!r}: partition count {n} "
+                                           f"outside 0..{MAX_TOTAL_PARTITIONS}")
             counts[i] = n
     base = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=base[1:])
+    if base[-1] > MAX_TOTAL_PARTITIONS:
+        raise InvalidArgumentError("partitions_per_topic", f"{int(base[-1])} partitions in the "
+                                   f"subscribed topics together; at most {MAX_TOTAL_PARTITIONS} "
+                                   "(partitions are numbered with int32 across topics)")
 
     gens = np.full(len(ms), -1, dtype=np.int32)
     racks: Dict[str, int] = {}

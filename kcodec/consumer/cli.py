@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_OK, EXIT_USAGE
+from kcodec.cli import EXIT_OK, EXIT_USAGE, plural
 from kcodec.errors import InputPathError
 
 from .assignors import STRATEGIES
@@ -135,8 +135,8 @@ def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     if args.json:
         out.write(json.dumps(rep, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
-    out.write(f"strategy {rep['strategy']} ({rep['path']}): {rep['members']} members, "
-              f"{rep['partitions']} partitions\n")
+    out.write(f"strategy {rep['strategy']} ({rep['path']}): {plural(rep['members'], 'member')}, "
+              f"{plural(rep['partitions'], 'partition')}\n")
     for n in rep["notes"]:
         out.write(f"note: {n}\n")
     out.write("new assignment:\n")
@@ -153,7 +153,11 @@ def cmd_assign(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     plan = rep.get("plan")
     if plan:
         if plan["rounds"] == 1:
-            out.write("cooperative plan: one round (no partition changes owner)\n")
+            # KIP-429: only a partition revoked from a member that stays needs a second
+            # round; those of a member that left are handed out at once
+            why = ("no partition changes owner" if not rep["moves"]
+                   else "no partition is revoked from a remaining member")
+            out.write(f"cooperative plan: one round ({why})\n")
         else:
             out.write("cooperative plan (two phases):\n  round 1 - revoke now:\n")
             for m, parts in plan["round1"]["revoke"].items():

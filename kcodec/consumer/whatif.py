@@ -21,6 +21,15 @@ or, instead of ``members``, a classic group as ``__consumer_offsets`` stores it:
 ``kcodec decode`` print: subscription/assignment as decoded objects or base64 bytes) or
 kcodec's Python form (bytes). Members then own their current assignment at the group's
 generation. Topic partition counts not given are inferred from the assignments.
+
+A scenario asks for at most :data:`MAX_PARTITIONS` (2,000,000) partitions in all topics
+together, after ``changes.topics`` and counts inferred from a group's assignment: the
+what-if report holds a few hundred bytes per partition (the 2,000,000 of the cap take about
+0.8 GB), and a larger count is refused at once, naming the field, rather than grown into.
+
+A member in ``changes.leave`` is out of the group before the assignor runs; each partition
+it owned that another member gets counts as moved (``c1 -> c2``). Under KIP-429 those
+partitions need no revocation, so a cooperative plan can still take one round.
 """
 from __future__ import annotations
 
@@ -33,7 +42,10 @@ from kcodec.errors import ArgumentTypeError, InvalidArgumentError, expect_type
 from .assignors import STRATEGIES, AssignmentResult, Member, assign, member_from_subscription
 from .protocol import Subscription, TopicPartition, decode_assignment, decode_subscription
 
-__all__ = ["Scenario", "load_scenario", "WhatIf", "what_if"]
+__all__ = ["Scenario", "load_scenario", "WhatIf", "what_if", "MAX_PARTITIONS"]
+
+#: the most partitions (all topics together) a scenario may ask for; see the module docs
+MAX_PARTITIONS = 2_000_000
 
 
 @dataclass
@@ -45,6 +57,9 @@ class Scenario:
     strategy: Optional[str] = None
     prefer_rack_aware: bool = False
     notes: List[str] = field(default_factory=list)
+    #: members that left (``changes.leave``) -> the partitions they owned: those partitions
+    #: change owner when another member gets them
+    departed: Dict[str, List[TopicPartition]] = field(default_factory=dict)
 
 
 def _owned(spec: Any, where: str) -> List[TopicPartition]:
@@ -78,11 +93,24 @@ def _list(v: Any, where: str) -> list:
     return list(v)
 
 
-def _int(v: Any, where: str, minimum: int = 0) -> int:
+def _int(v: Any, where: str, minimum: int = 0, maximum: int = 0x7FFFFFFF, why: str = "") -> int:
     expect_type(v, int, where, "an integer")
-    if v < minimum or v > 0x7FFFFFFF:
-        raise InvalidArgumentError(where, f"must be from {minimum} to 2147483647, got {v}")
+    if v < minimum or v > maximum:
+        raise InvalidArgumentError(where, f"must be from {minimum} to {maximum}{why}, got {v}")
     return v
+
+
+_CAP = f" (a scenario asks for at most {MAX_PARTITIONS} partitions in all)"
+
+
+def _check_total(parts: Mapping[str, int], where: str) -> None:
+    """The cap on a scenario's partitions, all topics together (MAX_PARTITIONS)."""
+    total = sum(parts.values())
+    if total > MAX_PARTITIONS:
+        big = max(parts, key=parts.__getitem__)
+        raise InvalidArgumentError(where, f"{total} partitions in all topics together "
+                                          f"(the largest: {big!r}, {parts[big]}); a scenario "
+                                          f"asks for at most {MAX_PARTITIONS}")
 
 
 def _name(v: Any, where: str) -> str:
@@ -123,7 +151,7 @@ def _count(topic: str, v: Any, where: str = "") -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise ArgumentTypeError(where, f"topic {topic!r}: the partition count must be an "
                                 f"integer, got {v!r}")
-    return _int(v, where)
+    return _int(v, where, maximum=MAX_PARTITIONS, why=_CAP)
 
 
 def _bytes(v: Any, where: str = "") -> Optional[bytes]:
@@ -196,8 +224,10 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
                             for i, r in enumerate(_list(v["racks"], f"topics[{t!r}].racks"))]
         else:
             parts[t] = _count(t, v)
+    _check_total(parts, "topics")
     notes: List[str] = []
     members: List[Member] = []
+    departed: Dict[str, List[TopicPartition]] = {}
     if "group" in obj:
         g = obj["group"]
         g = g.get("data", g) if isinstance(g, Mapping) else g
@@ -220,6 +250,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
                     parts[t] = max(parts.get(t, 0), p + 1)
                     inferred = True
         if inferred:
+            _check_total(parts, "group.members")    # counts inferred from the assignments
             notes.append("partition counts of some topics inferred from the current assignment "
                          "(give \"topics\" to be exact)")
     else:
@@ -232,6 +263,7 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
     expect_type(ch, Mapping, "changes", "an object")
     if ch:
         leave = set(_name(x, f"changes.leave[{i}]") for i, x in enumerate(_list(ch.get("leave", []), "changes.leave")))
+        departed = {m.member_id: list(m.owned_partitions) for m in members if m.member_id in leave}
         members = [m for m in members if m.member_id not in leave]
         for i, j in enumerate(_list(ch.get("join", []), "changes.join")):
             members.append(_member(j, None, f"changes.join[{i}]"))
@@ -239,8 +271,9 @@ def load_scenario(obj: Mapping[str, Any], strategy: Optional[str] = None) -> Sce
         expect_type(ct, Mapping, "changes.topics", "an object of topic: partition count")
         for t, n in ct.items():
             parts[t] = _count(t, n, f"changes.topics[{t!r}]")
+        _check_total(parts, "changes.topics")
     prefer = expect_type(obj.get("prefer_rack_aware", False), bool, "prefer_rack_aware", "true or false")
-    return Scenario(members, parts, racks or None, strat, prefer, notes)
+    return Scenario(members, parts, racks or None, strat, prefer, notes, departed)
 
 
 @dataclass
@@ -249,12 +282,18 @@ class WhatIf:
     strategy: str
     result: AssignmentResult
     notes: List[str]
+    departed: Dict[str, List[TopicPartition]] = field(default_factory=dict)
+
+    def moved(self) -> List[Tuple[TopicPartition, str, str]]:
+        """(partition, previous owner, new owner) for every partition that changes owner,
+        those of the members that left included (:meth:`AssignmentResult.moved`)."""
+        return self.result.moved(self.departed)
 
     def to_dict(self) -> Dict[str, Any]:
         r = self.result
         target = r.target_assignment()
         now = r.assignment()
-        moved = r.moved()
+        moved = self.moved()
         out: Dict[str, Any] = {
             "strategy": self.strategy,
             "path": "general" if r.stats.get("general_path") else ("equal-subscriptions" if r.stats else "deterministic"),
@@ -290,6 +329,7 @@ def what_if(scenario: Scenario, strategy: Optional[str] = None) -> WhatIf:
         raise ValueError(f"no strategy: give one (--strategy, or \"strategy\" in the scenario) of {STRATEGIES}")
     if strat not in STRATEGIES:
         raise ValueError(f"strategy {strat!r}: expected one of {STRATEGIES}")
+    _check_total(scenario.partitions, "partitions")
     r = assign(strat, scenario.members, scenario.partitions, partition_racks=scenario.partition_racks,
                prefer_rack_aware=scenario.prefer_rack_aware)
-    return WhatIf(strat, r, list(scenario.notes))
+    return WhatIf(strat, r, list(scenario.notes), dict(scenario.departed))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, STDIN, LogInputs, input_files
 from kcodec.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # of a clean log needs neither): starting the command costs what it uses.
 
 __all__ = ["add_subparsers"]
+
+_PATHS_HELP = "metadata log segments, .checkpoint snapshots or directories (- for a segment on stdin)"
 
 
 def _json_default(o: Any) -> Any:
@@ -39,12 +41,14 @@ def _json_default(o: Any) -> Any:
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from .dump import write_dump
     out = out or sys.stdout
-    files = [(p, input_files([p])) for p in args.paths]   # every path checked before output
+    files = [(p, input_files([p], stdin=True)) for p in args.paths]   # every path checked before output
     errors: List[log.BatchError] = []
-    for p, fs in files:
-        for f in fs:
-            shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            write_dump(f, out, display_name=shown, errors=errors, salvage=args.salvage)
+    with LogInputs([p for p in args.paths if p == STDIN]) as stdin:
+        for p, fs in files:
+            for f in fs:
+                shown = os.path.relpath(f, p) if os.path.isdir(p) else p
+                write_dump(stdin.path(f), out, display_name=shown, errors=errors, salvage=args.salvage)
+        errors = [stdin.rename(e) for e in errors]
     for e in errors:         # their line says isvalid: false; their records only with --salvage
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
     return EXIT_DATA if errors else EXIT_OK
@@ -52,8 +56,8 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 def _load(paths: List[str]) -> MetadataImage:
     from .image import replay
-    input_files(paths)
-    img = replay(paths if len(paths) > 1 else paths[0])
+    with LogInputs(paths) as files:
+        img = replay([files.source(p) for p in paths] if len(paths) > 1 else files.source(paths[0]))
     F.check_image_level(img.metadata_version)
     return img
 
@@ -244,21 +248,23 @@ def add_subparsers(subparsers: Any) -> None:
     k = subparsers.add_parser("kraft", help="KRaft __cluster_metadata logs and snapshots")
     ks = k.add_subparsers(dest="kraft_command", metavar="COMMAND", required=True)
     d = ks.add_parser("dump", help="print records like kafka-dump-log --cluster-metadata-decoder")
-    d.add_argument("paths", nargs="+", metavar="PATH", help="segment, .checkpoint or directory")
+    d.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     d.add_argument("--salvage", action="store_true",
                    help="also print the records that could be read from a corrupt batch (its line says "
                         "isvalid: false), exactly as kafka-dump-log does; the exit status is still 3")
     d.set_defaults(func=cmd_dump)
     i = ks.add_parser("image", help="replay into a metadata image and print a path of it")
-    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     i.add_argument("--path", default="/", help="image path (/topics/NAME/0, /features, /brokers/1, ...)")
     i.add_argument("--ls", action="store_true", help="list the children of --path")
     i.add_argument("--json", action="store_true", help="JSON output for --ls")
     i.add_argument("--compact", action="store_true", help="one-line JSON")
-    i.add_argument("--issues", type=int, default=20, help="replay issues shown on stderr")
+    i.add_argument("--issues", type=int, default=20, metavar="N",
+                   help="show at most N replay issues on stderr (default 20)")
     i.set_defaults(func=cmd_image)
     b = ks.add_parser("bootstrap", help="write bootstrap.checkpoint like kafka-storage format")
-    b.add_argument("directory")
+    b.add_argument("directory", help="metadata log directory to write bootstrap.checkpoint into "
+                                     "(created if missing)")
     b.add_argument("--release-version", required=True, help="e.g. 4.1-IV1 or 3.9")
     b.add_argument("--feature", action="append", help="NAME=LEVEL override")
     b.set_defaults(func=cmd_bootstrap)
@@ -266,12 +272,12 @@ def add_subparsers(subparsers: Any) -> None:
     f = subparsers.add_parser("features", help="finalized features and UpdateFeatures planning (KIP-778)")
     fs = f.add_subparsers(dest="features_command", metavar="COMMAND", required=True)
     ds = fs.add_parser("describe", help="finalized and supported feature levels")
-    ds.add_argument("paths", nargs="+", metavar="PATH")
-    ds.add_argument("--json", action="store_true")
+    ds.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
+    ds.add_argument("--json", action="store_true", help="JSON output")
     ds.set_defaults(func=cmd_describe)
     for op in ("upgrade", "downgrade", "disable"):
         u = fs.add_parser(op, help=f"plan a feature {op} as the controller would")
-        u.add_argument("paths", nargs="+", metavar="PATH")
+        u.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
         u.add_argument("--feature", action="append", help="NAME=LEVEL (metadata.version=3.9-IV0)")
         if op == "upgrade":
             u.add_argument("--metadata", help="metadata.version to upgrade to")
@@ -282,11 +288,12 @@ def add_subparsers(subparsers: Any) -> None:
             u.add_argument("--disable-feature", action="append", help="feature to set to 0")
         u.add_argument("--unsafe", action="store_true", help="UNSAFE_DOWNGRADE")
         u.add_argument("--dry-run", action="store_true", help="validate only")
-        u.add_argument("--json", action="store_true")
+        u.add_argument("--json", action="store_true", help="JSON output (the plan and the records)")
         u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a))
     r = fs.add_parser("rewrite", help="write a snapshot of the image at a lower metadata.version")
     r.add_argument("--to", required=True, help="metadata.version (level or 3.9-IV0)")
-    r.add_argument("--epoch", type=int, default=0)
+    r.add_argument("--epoch", type=int, default=0,
+                   help="leader epoch in the snapshot's file name and batches (default 0)")
     r.add_argument("paths", nargs="+", metavar="PATH", help="the log/snapshot, then OUT")
     r.set_defaults(func=_rewrite_entry)
 

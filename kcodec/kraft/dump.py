@@ -215,17 +215,18 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
         start = yield from _fast_pieces(path, block)
         if start is None:
             return
-    yield from _general_pieces(path, block, errors, salvage, start)
+    yield from _general_pieces(path, block, errors, salvage, start, display_name)
 
 
 def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage: bool,
-                    start: int) -> Iterator[Any]:
+                    start: int, display_name: Optional[str] = None) -> Iterator[Any]:
     """The dump's text from file position ``start`` (a batch's, or 0) on, through
     kcodec.log's reader: compressed, corrupt and cut batches included."""
     import numpy as np
     from kcodec import log
     from kcodec.log import dump as log_dump
     size = os.path.getsize(path)
+    shown = os.path.basename(display_name or path)     # Kafka names the file (- for stdin)
     valid = start
     types = _fast_types()
     buf = bytearray(block)
@@ -264,7 +265,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
             if b.error is not None and b.error.reason == "truncated":
                 valid = int(state[2])
                 if size > valid:
-                    yield f"Found {size - valid} invalid bytes at the end of {os.path.basename(path)}\n".encode()
+                    yield f"Found {size - valid} invalid bytes at the end of {shown}\n".encode()
                 return
             yield _batch_text(b, int(state[2])).encode()
             state[0] += 1
@@ -272,7 +273,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
             state[2] += b.batch_length + 12
         valid = int(state[2])
     if size > valid:
-        yield f"Found {size - valid} invalid bytes at the end of {os.path.basename(path)}\n".encode()
+        yield f"Found {size - valid} invalid bytes at the end of {shown}\n".encode()
 
 
 def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,

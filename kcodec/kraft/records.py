@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import kcodec
 from kcodec._spec import SCHEMA_DIR
-from kcodec.errors import CodecError, DecodeError, EncodeError, UnknownMessageError
+from kcodec.errors import CodecError, DecodeError, EncodeError, UnknownMessageError, as_bytes
 from kcodec.framing import KraftRecordFrame, Reader, Writer, read_framed
 
 # (kcodec.log, and NumPy with it, only where a function reads a log: ``kraft dump`` of a
@@ -102,7 +102,7 @@ class MetadataRecord(NamedTuple):
 
 def read_record(data: Any) -> MetadataRecord:
     """Decode one framed metadata record value; never raises on bad bytes."""
-    raw = bytes(data)
+    raw = as_bytes(data, "data")
     try:
         f = read_framed(raw, METADATA_FRAME, lambda h: RECORD_TYPES.get(h.api_key),
                         newer="latest")
@@ -338,7 +338,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
             yield line
         valid += batch.batch_length + 12
     if size > valid:
-        yield f"Found {size - valid} invalid bytes at the end of {base}"
+        # (Kafka names the file; a display name, such as - for stdin, stands for it)
+        yield f"Found {size - valid} invalid bytes at the end of {os.path.basename(display_name or path)}"
 
 
 def _control_text(rec: Any) -> str:

@@ -46,7 +46,18 @@ def _next_sequence(seq: int, increment: int) -> int:
 
 def batch_line(batch: RecordBatch, position: Optional[int] = None) -> str:
     """kafka-dump-log's line for one batch (``position``: what to show as its position;
-    default the batch's own).  ``lastSequence`` wraps to 0 past Integer.MAX_VALUE, as Kafka's does."""
+    default the batch's own).  ``lastSequence`` wraps to 0 past Integer.MAX_VALUE, as Kafka's does.
+    A legacy message (magic 0/1) has no v2 header: Kafka's ``printBatchLevel`` shows its
+    (last) offset instead, and magic 0 carries no timestamp (``NoTimestampType: -1``)."""
+    if batch.magic < 2:
+        return ("offset: %d position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d "
+                "isvalid: %s" % (
+                    _jlong(batch.base_offset + batch.last_offset_delta),
+                    batch.position if position is None else position,
+                    "NoTimestampType" if batch.magic == 0 else _TS_TYPE[(batch.attributes >> 3) & 1],
+                    -1 if batch.magic == 0 else batch.max_timestamp,
+                    batch.batch_length + 12, batch.magic, batch.compression_name, batch.crc,
+                    _jbool(batch.crc_ok)))
     last_seq = (-1 if batch.base_sequence == -1
                 else _next_sequence(batch.base_sequence, batch.last_offset_delta))
     horizon = (f"OptionalLong[{batch.base_timestamp}]" if batch.attributes & 0x40

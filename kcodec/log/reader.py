@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 import numpy as np
 
-from ..errors import CorruptRecordError, InputPathError
+from ..errors import ArgumentTypeError, CorruptRecordError, InputPathError
 from . import _impl
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, decompress
@@ -431,7 +431,8 @@ def _chunks(source: Source, verify_crc: bool, chunk: int, limits: Limits,
         for s in source:
             yield from _chunks(s, verify_crc, chunk, limits, pool, salvage)
         return
-    raise TypeError(f"cannot read records from {type(source).__name__}")
+    raise ArgumentTypeError("source", f"cannot read records from {type(source).__name__}: expected "
+                                      "a path, a binary file, bytes-like data or a list of those")
 
 
 def _check_regular(path: str) -> None:

@@ -13,7 +13,7 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
-from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, STDIN, LogInputs
 
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
@@ -95,23 +95,6 @@ class Progress:
             self.bar.close()
 
 
-def _files(paths: List[str]) -> List[str]:
-    return input_files(paths, stdin=True)
-
-
-def _stdin() -> Any:
-    """Standard input as a binary file (a segment piped in: ``cat x.log | kcodec ... -``)."""
-    return sys.stdin.buffer
-
-
-def _size(path: str) -> int:
-    return 0 if path == "-" else os.path.getsize(path)
-
-
-def _source(path: str) -> Any:
-    return _stdin() if path == "-" else path
-
-
 def _jsonable(o: Any) -> Any:
     if isinstance(o, bytes):
         return o.hex()
@@ -143,25 +126,6 @@ def _selection(args: argparse.Namespace) -> Any:
     return Selection(types, args.from_offset, args.to_offset)
 
 
-def _spooled(path: str) -> Any:
-    """A context giving a path to read ``path`` from twice: stdin is copied to a temporary
-    file first (the columnar dump reads its input in two passes)."""
-    import contextlib
-    import shutil
-    import tempfile
-
-    @contextlib.contextmanager
-    def ctx() -> Iterator[str]:
-        if path != "-":
-            yield path
-            return
-        with tempfile.NamedTemporaryFile(prefix="kcodec-stdin-", suffix=".log") as tmp:
-            shutil.copyfileobj(_stdin(), tmp, 1 << 20)
-            tmp.flush()
-            yield tmp.name
-    return ctx()
-
-
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     """One JSON line per record (see kcodec.offsets.dump), or with ``--batches``
     kafka-dump-log's line per batch."""
@@ -172,16 +136,16 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         return _dump_batches(args, sel, _Output(out))
     from .dump import iter_dump
     o = _Output(out)
-    files = _files(args.paths)
-    sizes = {f: _size(f) for f in files}
-    bar = Progress(sum(sizes.values()), args.progress)
-    bad = 0
-    first = None
-    base = 0
-    try:
-        for f in files:
-            with _spooled(f) as path:
-                for pieces, nbad, end, err in iter_dump(path, sel, file="-" if f == "-" else None,
+    with LogInputs(args.paths) as files:
+        sizes = {f: files.size(f) for f in files}
+        bar = Progress(sum(sizes.values()), args.progress)
+        bad = 0
+        first = None
+        base = 0
+        try:
+            for f in files:
+                for pieces, nbad, end, err in iter_dump(files.source(f), sel,
+                                                        file=STDIN if f == STDIN else None,
                                                         columnar=not args.record_path,
                                                         strict=args.strict):
                     for p in pieces:
@@ -193,24 +157,29 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
                     if o.closed and not args.strict:
                         return _corrupt_summary("dump", bad, first)  # the reader has gone, as for head
                     bar.update(base + end)
-            base += sizes[f]
-    finally:
-        bar.close()
+                base += sizes[f]
+        finally:
+            bar.close()
     return _corrupt_summary("dump", bad, first)
 
 
 def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
     """kafka-dump-log's lines without --print-data-log: one per batch."""
+    with LogInputs(args.paths) as files:
+        return _batch_lines(args, sel, o, files)
+
+
+def _batch_lines(args: argparse.Namespace, sel: Any, o: "_Output", files: LogInputs) -> int:
     from kcodec import log as _log
     from kcodec.log.dump import batch_line
     bad = 0
     first = None
-    for f in _files(args.paths):
+    for f in files:
         o.write(f"Dumping {f}\n")
         name = os.path.basename(f)
         if name.endswith(".log") and name.split(".")[0].isdigit():
             o.write(f"Log starting offset: {int(name.split('.')[0])}\n")
-        for batch in _log.iter_batches(_source(f)):
+        for batch in _log.iter_batches(files.source(f)):
             if batch.error is not None:
                 bad += 1
                 first = first if first is not None else batch.error
@@ -244,20 +213,20 @@ def _file_columns(paths: List[str], progress: Optional[bool],
                   strict: bool = False) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """(file, iter_offset_columns chunk) over the files, advancing the progress bar per chunk."""
     from .columns import iter_offset_columns
-    files = _files(paths)
-    sizes = {f: _size(f) for f in files}
-    bar = Progress(sum(sizes.values()), progress)
-    base = 0
-    try:
-        for path in files:
-            for cols in iter_offset_columns(_source(path)):
-                if cols["errors"] and strict:
-                    raise _CorruptInput(cols["errors"][0])
-                yield path, cols
-                bar.update(base + cols.get("end", 0))
-            base += sizes[path]
-    finally:
-        bar.close()
+    with LogInputs(paths) as files:
+        sizes = {f: files.size(f) for f in files}
+        bar = Progress(sum(sizes.values()), progress)
+        base = 0
+        try:
+            for path in files:
+                for cols in iter_offset_columns(files.source(path)):
+                    if cols["errors"] and strict:
+                        raise _CorruptInput(cols["errors"][0])
+                    yield path, cols
+                    bar.update(base + cols.get("end", 0))
+                base += sizes[path]
+        finally:
+            bar.close()
 
 
 def _columns(paths: List[str], progress: Optional[bool], strict: bool = False) -> Iterator[Dict[str, Any]]:
@@ -284,9 +253,13 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     status = EXIT_CORRUPT if st.errors else 0
     if args.group:
         wanted = set(args.group)
-        for g in sorted(wanted - set(st.groups) - st.deleted_groups):
-            print(f"kcodec offsets groups: group {g!r} is not in the log", file=sys.stderr)
-            status = status or EXIT_USAGE
+        missing = sorted(wanted - set(st.groups) - st.deleted_groups)
+        if missing:     # said before anything is printed: no table for what is not there
+            hid = (f"; {len(st.errors)} corrupt batch(es) were not read (first: {st.errors[0]})"
+                   if st.errors else "")
+            print(f"kcodec offsets groups: {', '.join(f'group {g!r}' for g in missing)} "
+                  f"{'is' if len(missing) == 1 else 'are'} not in the log{hid}", file=sys.stderr)
+            return EXIT_CORRUPT if st.errors else EXIT_USAGE
         st = dataclasses.replace(
             st, groups={g: v for g, v in st.groups.items() if g in wanted},
             deleted_groups={g for g in st.deleted_groups if g in wanted},
@@ -425,7 +398,7 @@ def add_subparsers(subparsers: Any) -> None:
                               "are documented in kcodec.offsets.downgrade.")
     common(c)
     c.add_argument("--to", required=True, metavar="VERSION", help="target Kafka version, e.g. 3.9")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="JSON output (the verdict, the counts and the findings)")
     c.set_defaults(func=cmd_check_downgrade)
 
 

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tu
 
 import kcodec
 from kcodec.consumer import protocol as consumer_protocol
-from kcodec.errors import DecodeError, KcodecError
+from kcodec.errors import DecodeError, KcodecError, as_bytes
 from kcodec.framing import INT16_VERSION, Reader, read_framed
 
 __all__ = [
@@ -227,8 +227,8 @@ def decode_record(key: bytes, value: Optional[bytes], *, errors: str = "raise") 
     :class:`DecodeError` with ``errors="raise"``; with ``errors="report"`` the record
     comes back with :attr:`OffsetsRecord.error` set.
     """
-    key = bytes(key) if key is not None else key
-    value = bytes(value) if value is not None else None
+    key = as_bytes(key, "key") if key is not None else key
+    value = as_bytes(value, "value") if value is not None else None
     tomb = value is None
     try:
         rtype, info, k = decode_key(key)

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, LogInputs, plural
 from kcodec.errors import DecodeError, InvalidArgumentError, KcodecError
 
 from .assignors import AssignmentConfigs
@@ -49,17 +49,18 @@ def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] 
     from kcodec.offsets import iter_decoded
     from .groups import decode_member_metadata
     latest: dict = {}
-    for path in input_files(paths):
-        for batch, _, rec in iter_decoded(path):
-            if batch.error is not None:
-                if errors is not None and (not errors or errors[-1] is not batch.error):
-                    errors.append(batch.error)
-                continue
-            if rec is None or rec.type_name != "GroupMetadata" or rec.value is None:
-                continue
-            if rec.value.get("protocol") != "stream" or (group and rec.group_id != group):
-                continue
-            latest[rec.group_id] = rec.value
+    with LogInputs(paths) as files:
+        for path in files:
+            for batch, _, rec in iter_decoded(files.source(path)):
+                if batch.error is not None:
+                    if errors is not None and (not errors or errors[-1] is not batch.error):
+                        errors.append(batch.error)
+                    continue
+                if rec is None or rec.type_name != "GroupMetadata" or rec.value is None:
+                    continue
+                if rec.value.get("protocol") != "stream" or (group and rec.group_id != group):
+                    continue
+                latest[rec.group_id] = rec.value
     return [{"group": g, "generation": v.get("generation"), "leader": v.get("leader"),
              "members": decode_member_metadata(v)} for g, v in sorted(latest.items())]
 
@@ -128,8 +129,8 @@ def cmd_simulate_upgrade(args: argparse.Namespace, out: Optional[TextIO] = None)
         for f in r.followups:
             out.write(f"      rejoin: {f}\n")
     state = "completed" if rep.completed else ("FAILED" if rep.error else "not finished")
-    out.write(f"{state}: {rep.bounces} bounces, {rep.rebalances} rebalances "
-              f"({rep.followup_rebalances} follow-ups), final versions "
+    out.write(f"{state}: {plural(rep.bounces, 'bounce')}, {plural(rep.rebalances, 'rebalance')} "
+              f"({plural(rep.followup_rebalances, 'follow-up')}), final versions "
               f"{' '.join(f'{m}=v{v}' for m, v in rep.final_versions.items())}\n")
     return EXIT_OK if rep.error is None else EXIT_REFUSED
 
@@ -173,7 +174,7 @@ def cmd_simulate_scale(args: argparse.Namespace, out: Optional[TextIO] = None) -
             if r.cross_rack is not None:
                 solver = f" (rack-aware assignment: {r.rack_aware_mode})" if r.rack_aware_mode else ""
                 out.write(f"      actives reading across racks: {r.cross_rack}{solver}\n")
-        out.write(f"{rep.assignor}: {rep.rebalances} rebalances, balanced after {rep.rounds_to_balance}, "
+        out.write(f"{rep.assignor}: {plural(rep.rebalances, 'rebalance')}, balanced after {rep.rounds_to_balance}, "
                   f"{rep.unavailable_task_seconds:.1f} task-seconds unavailable\n")
     return 0
 
@@ -186,32 +187,37 @@ def add_subparsers(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="streams_command", required=True)
     d = sub.add_parser("decode", help="decode userData bytes, or the Streams groups of __consumer_offsets")
     d.add_argument("hex", nargs="*", help="userData as hex")
-    d.add_argument("--kind", choices=("auto", "subscription", "assignment"), default="auto")
-    d.add_argument("--offsets", nargs="+", metavar="PATH", help="__consumer_offsets segment files or folders")
+    d.add_argument("--kind", choices=("auto", "subscription", "assignment"), default="auto",
+                   help="what the bytes are (default auto: a subscription, else an assignment)")
+    d.add_argument("--offsets", nargs="+", metavar="PATH",
+                   help="__consumer_offsets segment files or folders (- for a segment on stdin)")
     d.add_argument("--group", help="only this group")
     d.add_argument("--json", action="store_true", help="JSON output")
     d.set_defaults(func=cmd_decode)
     u = sub.add_parser("simulate-upgrade", help="a rolling bounce between Streams releases")
     u.add_argument("--from", dest="from_release", required=True, help="release running now (e.g. 2.3)")
     u.add_argument("--to", required=True, help="release to run (e.g. 3.8; a number above 11 simulates a later version)")
-    u.add_argument("--instances", type=int, default=3)
+    u.add_argument("--instances", type=int, default=3, help="instances in the group (default 3)")
     u.add_argument("--upgrade-from", help="upgrade.from during the first bounce (then a second bounce)")
     u.add_argument("--leader-position", type=int, default=0,
                    help="where the leader is in the bounce order (0 first, -1 last)")
-    u.add_argument("--json", action="store_true")
+    u.add_argument("--json", action="store_true", help="JSON output")
     u.set_defaults(func=cmd_simulate_upgrade)
     s = sub.add_parser("simulate-scale", help="scale out / in through an assignor, round by round")
-    s.add_argument("--instances", type=int, default=3)
-    s.add_argument("--add", type=int, default=0)
+    s.add_argument("--instances", type=int, default=3, help="instances running before the change (default 3)")
+    s.add_argument("--add", type=int, default=0, help="instances joining (scale up)")
     s.add_argument("--remove", type=int, default=0, help="instances leaving (scale down)")
-    s.add_argument("--tasks", type=int, default=5)
-    s.add_argument("--assignor", choices=("ha", "learner", "both"), default="both")
+    s.add_argument("--tasks", type=int, default=5, help="stateful tasks (default 5)")
+    s.add_argument("--assignor", choices=("ha", "learner", "both"), default="both",
+                   help="HighAvailabilityTaskAssignor, the learner (KIP-441 probing) model, or both (default)")
     s.add_argument("--state-records", type=int, default=100_000, help="state per task (records)")
     s.add_argument("--restore-per-s", type=float, default=10_000.0, help="restore speed per task")
-    s.add_argument("--acceptable-recovery-lag", type=int, default=10_000)
-    s.add_argument("--max-warmup-replicas", type=int, default=2)
-    s.add_argument("--standbys", type=int, default=0)
-    s.add_argument("--probing-interval-s", type=float, default=60.0)
+    s.add_argument("--acceptable-recovery-lag", type=int, default=10_000,
+                   help="acceptable.recovery.lag in records (default 10000)")
+    s.add_argument("--max-warmup-replicas", type=int, default=2, help="max.warmup.replicas (default 2)")
+    s.add_argument("--standbys", type=int, default=0, help="num.standby.replicas (default 0)")
+    s.add_argument("--probing-interval-s", type=float, default=60.0,
+                   help="probing.rebalance.interval.ms, in seconds (default 60)")
     s.add_argument("--leader-crash", action="store_true", help="the leader crashes as the change starts")
     s.add_argument("--partial", action="store_true", help="learner.partial.rebalance=true")
     s.add_argument("--racks", type=int, default=0,
@@ -225,7 +231,7 @@ def add_subparsers(subparsers: Any) -> None:
     s.add_argument("--rack-aware-assignment-mode", choices=("fast", "exact"), default="fast",
                    help="how the rack-aware graphs are solved: fast (Kafka's optimal cost, primal-dual "
                         "min-cost flow) or exact (Kafka's cycle cancelling, Kafka's assignment move for move)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_simulate_scale)
 
 
