@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, METADATA_TOPIC, input_files
 from kcodec.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -39,21 +39,32 @@ def _json_default(o: Any) -> Any:
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from .dump import write_dump
     out = out or sys.stdout
-    files = [(p, input_files([p])) for p in args.paths]   # every path checked before output
+    # every path checked before output; below a directory, __cluster_metadata partitions only
+    files = [(p, input_files([p], topic=METADATA_TOPIC)) for p in args.paths]
     errors: List[log.BatchError] = []
+    undecoded = 0
+    first: Optional[str] = None
     for p, fs in files:
         for f in fs:
             shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-            write_dump(f, out, display_name=shown, errors=errors, salvage=args.salvage)
+            offsets: List[int] = []
+            write_dump(f, out, display_name=shown, errors=errors, salvage=args.salvage,
+                       undecoded=offsets)
+            undecoded += len(offsets)
+            if offsets and first is None:
+                first = f"{f}@offset {offsets[0]}"
     for e in errors:         # their line says isvalid: false; their records only with --salvage
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
-    return EXIT_DATA if errors else EXIT_OK
+    if undecoded:            # printed as Kafka's tool prints them ("Error at N, skipping.")
+        print(f"kcodec kraft dump: {undecoded} record(s) did not decode as metadata records; "
+              f"first: {first}", file=sys.stderr)
+    return EXIT_DATA if errors or undecoded else EXIT_OK
 
 
 def _load(paths: List[str]) -> MetadataImage:
     from .image import replay
-    input_files(paths)
-    img = replay(paths if len(paths) > 1 else paths[0])
+    # below a directory (a broker's log dir), only __cluster_metadata's files
+    img = replay(input_files(paths, topic=METADATA_TOPIC))
     F.check_image_level(img.metadata_version)
     return img
 

@@ -13,7 +13,8 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
-from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import (EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, OFFSETS_TOPIC,
+                        input_files)
 
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
@@ -96,7 +97,8 @@ class Progress:
 
 
 def _files(paths: List[str]) -> List[str]:
-    return input_files(paths, stdin=True)
+    # below a directory (a broker's log dir), only __consumer_offsets partitions
+    return input_files(paths, stdin=True, topic=OFFSETS_TOPIC)
 
 
 def _stdin() -> Any:

@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from kcodec.cli import OFFSETS_TOPIC
+
 from ._fold import TIMELINE_TABLES, PackedRows, _jsonable, load_row
 
 __all__ = ["analyze", "Analysis", "sample_path"]
@@ -75,6 +77,9 @@ class Analysis:
     # __cluster_metadata tree was given or found under the path
     metadata: Optional[Dict[str, List[Dict[str, Any]]]] = None
     metadata_source: Optional[str] = None
+    # partition directories under the path of topics other than __consumer_offsets and
+    # __cluster_metadata (relative to the path): not read
+    left_out: List[str] = dataclasses.field(default_factory=list)
 
 
 def _is_dump(path: str) -> bool:
@@ -262,13 +267,19 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     t0 = time.monotonic()
     src = path or sample_path()
     dump = _is_dump(src)
-    listed = [] if dump else segment_files_sized(spark, [src])
-    found_meta = sorted({os.path.dirname(p) for p, _ in listed if _is_metadata(p)})
+    # below the path (a broker's log dir holds every topic), __consumer_offsets partitions
+    # are folded and __cluster_metadata ones give the history; other topics are left out
+    other: List[str] = []
+    listed = [] if dump else segment_files_sized(spark, [src], topic=OFFSETS_TOPIC, left_out=other)
+    found_meta = sorted({os.path.dirname(p) for p, _ in listed if _is_metadata(p)}
+                        | {os.path.join(src, d) for d in other if _is_metadata(os.path.join(d, "x.log"))})
+    left_out = [d for d in other if not _is_metadata(os.path.join(d, "x.log"))]
     listed = [(p, n) for p, n in listed if not _is_metadata(p)]
     if metadata is None and found_meta:
         metadata = found_meta if len(found_meta) > 1 else found_meta[0]
     if not dump and not listed and metadata is None:
-        raise SystemExit(f"kcodec analyze: no segment files (*.log) under {src}")
+        found = f"; found only {len(left_out)} of other topics: {', '.join(left_out[:10])}" if left_out else ""
+        raise SystemExit(f"kcodec analyze: no {OFFSETS_TOPIC} segment files (*.log) under {src}{found}")
     from ._scan import readable_by_arrow
     direct = not dump and all(readable_by_arrow(p) for p, _ in listed)
     with _Progress(spark, progress, sum(s for _, s in listed)) as prog:
@@ -330,6 +341,17 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     a.flagged_rows = [r for p in parts for r in p.get("flagged_rows") or []]
     a.flagged_total = a.flagged + a.corrupt_batches
     a.metadata = history
+    a.left_out = left_out
+    if history is not None and history.errors:
+        # the metadata log's corrupt batches and records that do not decode: reported as the
+        # __consumer_offsets ones are (counted, flagged, exit 3)
+        corrupt = sum(1 for e in history.errors if e["corrupt"])
+        a.corrupt_batches += corrupt
+        a.flagged += len(history.errors) - corrupt
+        a.errors += history.error_lines()
+        a.flagged_rows += [{"file": e["file"], "position": e["position"], "offset": e["offset"],
+                            "record_type": None, "reason": e["reason"]} for e in history.errors]
+        a.flagged_total = a.flagged + a.corrupt_batches
     a.metadata_source = None if metadata is None else (metadata if isinstance(metadata, str)
                                                         else ", ".join(metadata))
     return a
@@ -427,7 +449,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
             raw = _dump_input(spark, src).withColumn(
                 "decoded", from_consumer_offsets("key", "value", {"record_types": "all"}))
         else:
-            raw = read_log(spark, src, decode="offsets", options={"record_types": "all"})
+            raw = read_log(spark, src, decode="offsets", options={"record_types": "all"}, topic=OFFSETS_TOPIC)
         recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
                 .select(*[F.col(src).alias(dst) for dst, src in LOG_COLUMNS], "decoded.*")
                 .withColumn("type_name", _type_names()[F.col("record_type")]))
@@ -464,7 +486,8 @@ def _downgrade(src: str, to: str) -> List[Dict[str, Any]]:
     from kcodec.offsets import check_downgrade
     if "://" in src and not src.startswith("file:"):
         return [{"outcome": "unchecked", "reason": "the downgrade check reads local segment files only"}]
-    rep = check_downgrade(src.replace("file:", ""), to=to)
+    from kcodec.log import log_files
+    rep = check_downgrade(log_files(src.replace("file:", ""), topic=OFFSETS_TOPIC), to=to)
     return [_jsonable(f) for f in rep.summary()]
 
 

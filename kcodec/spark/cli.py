@@ -57,6 +57,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     finally:
         if not args.keep_session:
             spark.stop()
+    if a.left_out:
+        import sys
+        from kcodec.cli import _partitions_text
+        print("kcodec analyze: reading only __consumer_offsets and __cluster_metadata partitions; "
+              f"left out {_partitions_text(a.left_out)}", file=sys.stderr)
     print_summary(a)
     if args.report:
         write_report(a, args.report)

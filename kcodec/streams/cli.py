@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, input_files
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, OFFSETS_TOPIC, input_files
 from kcodec.errors import DecodeError, InvalidArgumentError, KcodecError
 
 from .assignors import AssignmentConfigs
@@ -49,7 +49,7 @@ def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] 
     from kcodec.offsets import iter_decoded
     from .groups import decode_member_metadata
     latest: dict = {}
-    for path in input_files(paths):
+    for path in input_files(paths, topic=OFFSETS_TOPIC):
         for batch, _, rec in iter_decoded(path):
             if batch.error is not None:
                 if errors is not None and (not errors or errors[-1] is not batch.error):
