@@ -848,3 +848,43 @@ def test_analyze_the_whole_fixture_root(spark):
     other = sorted(f"other_internal/segments/{p.name}" for p in (FIX / "other_internal" / "segments").iterdir())
     assert sorted(a.left_out) == sorted(other + ["cluster_metadata/segments/bootstrap.checkpoint"])
     assert a.metadata_source == str(FIX / "cluster_metadata" / "segments" / "__cluster_metadata-0")
+
+
+def _flipped_metadata(tmp_path: Path, position: int) -> Path:
+    """The fixture's __cluster_metadata-0 with one byte flipped at ``position``."""
+    seg = FIX / "cluster_metadata" / "segments" / "__cluster_metadata-0" / "00000000000000000000.log"
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir(parents=True)
+    b = bytearray(seg.read_bytes())
+    b[position] ^= 0xFF
+    (d / seg.name).write_bytes(bytes(b))
+    return d
+
+
+@needs_fixtures
+def test_analyze_reports_a_corrupt_metadata_batch(spark, tmp_path, capsys):
+    """A CRC-corrupt __cluster_metadata batch is reported as a corrupt __consumer_offsets
+    batch is: counted, a flagged line naming file@position, exit 3; with --metadata and
+    when the tree is found under the path."""
+    from kcodec import cli, log
+    from kcodec.spark.analyze import analyze
+    meta = _flipped_metadata(tmp_path / "m", 10659 + 700)
+    seg = meta / "00000000000000000000.log"
+    # the oracle: kcodec.log's reader names the batch the flip is in
+    bad = [b.error for b in log.iter_batches(str(seg)) if b.error is not None]
+    assert [(e.position, e.reason) for e in bad] == [(10659, "bad_crc")]
+    combo = tmp_path / "combo"
+    shutil.copytree(OFFSETS / "segments" / "__consumer_offsets-0", combo / "__consumer_offsets-0")
+    shutil.copytree(meta, combo / meta.name)
+    for a in (analyze(spark, str(OFFSETS / "segments"), metadata=str(meta)), analyze(spark, str(combo))):
+        assert a.corrupt_batches == 1 and a.flagged_total == a.flagged + 1
+        assert len(a.errors) == 1 and a.errors[0].endswith(f"@10659: {bad[0].reason}: {bad[0].message} "
+                                                            f"(skipped to {bad[0].skipped_to})")
+        assert "00000000000000000000.log" in a.errors[0]
+        assert [(r["position"], r["offset"]) for r in a.flagged_rows if r["offset"] is None][-1] == (10659, None)
+    capsys.readouterr()
+    rc = cli.main(["analyze", "--keep-session", "--master", "local[2]", "--no-progress",
+                   "--metadata", str(meta), str(OFFSETS / "segments")])
+    out = capsys.readouterr().out
+    assert rc == cli.EXIT_DATA
+    assert "1 corrupt batch" in out and "flagged:" in out and "@10659: bad_crc" in out
