@@ -150,3 +150,10 @@ def test_kraft_dump_reference_path_counts_the_same(tmp_path):
     lines = list(dump_lines(seg, undecoded=ref))
     assert text == "".join(x + "\n" for x in lines)
     assert fast == ref == [int(x.split("| offset: ")[1].split()[0]) for x in _error_lines(text)]
+
+
+def test_kraft_dump_of_several_log_dirs_says_once_what_it_left_out(logdir, capsys):
+    rc, out, err = _run(capsys, "kraft", "dump", logdir, logdir)
+    assert rc == cli.EXIT_OK and out.count("Dumping __cluster_metadata-0/00000000000000000000.log") == 2
+    n = 2 * (len(list(OFFSETS.iterdir())) + len(OTHERS) + 1)
+    assert err.count("\n") == 1 and f"left out {n} of other topics" in err

@@ -39,8 +39,10 @@ def _json_default(o: Any) -> Any:
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from .dump import write_dump
     out = out or sys.stdout
-    # every path checked before output; below a directory, __cluster_metadata partitions only
-    files = [(p, input_files([p], topic=METADATA_TOPIC)) for p in args.paths]
+    # every path checked before output; below a directory, __cluster_metadata partitions
+    # only (what else is there said once)
+    input_files(args.paths, topic=METADATA_TOPIC)
+    files = [(p, _listed(p)) for p in args.paths]
     errors: List[log.BatchError] = []
     undecoded = 0
     first: Optional[str] = None
@@ -59,6 +61,14 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         print(f"kcodec kraft dump: {undecoded} record(s) did not decode as metadata records; "
               f"first: {first}", file=sys.stderr)
     return EXIT_DATA if errors or undecoded else EXIT_OK
+
+
+def _listed(path: str) -> List[str]:
+    """The files ``kraft dump`` reads for one checked path."""
+    if not os.path.isdir(path):
+        return [path]
+    from kcodec.log import log_files
+    return log_files(path, topic=METADATA_TOPIC)
 
 
 def _load(paths: List[str]) -> MetadataImage:
