@@ -14,7 +14,8 @@ code   constant            meaning
 0      ``EXIT_OK``         everything was read and the command did what was asked
 1      ``EXIT_USAGE``      usage or path error, nothing was read: bad arguments (argparse's
                            too), a missing path, a dangling link, a FIFO or a directory
-                           where a file is expected, a directory without segment files, a
+                           where a file is expected, a directory without segment files (or
+                           only with partitions of topics the command does not read), a
                            file that is not a log (its first batch has no magic byte Kafka
                            writes), input that is not what the command takes (a scenario
                            that is no scenario), the group or image path asked for is not there
