@@ -157,3 +157,13 @@ def test_kraft_dump_of_several_log_dirs_says_once_what_it_left_out(logdir, capsy
     assert rc == cli.EXIT_OK and out.count("Dumping __cluster_metadata-0/00000000000000000000.log") == 2
     n = 2 * (len(list(OFFSETS.iterdir())) + len(OTHERS) + 1)
     assert err.count("\n") == 1 and f"left out {n} of other topics" in err
+
+
+def test_analyze_refuses_a_dir_of_other_topics_before_spark_starts(logdir, tmp_path, capsys):
+    pytest.importorskip("pyspark")
+    for name in ("orders-0", "__transaction_state-27"):
+        shutil.copytree(logdir / name, tmp_path / name)
+    rc, out, err = _run(capsys, "analyze", tmp_path)
+    assert rc == cli.EXIT_USAGE and out == ""
+    assert err.strip() == (f"kcodec analyze: {tmp_path}: no __consumer_offsets or __cluster_metadata "
+                           "partitions in this directory, only 2 of other topics: __transaction_state-27, orders-0")
