@@ -876,12 +876,17 @@ def test_analyze_reports_a_corrupt_metadata_batch(spark, tmp_path, capsys):
     combo = tmp_path / "combo"
     shutil.copytree(OFFSETS / "segments" / "__consumer_offsets-0", combo / "__consumer_offsets-0")
     shutil.copytree(meta, combo / meta.name)
-    for a in (analyze(spark, str(OFFSETS / "segments"), metadata=str(meta)), analyze(spark, str(combo))):
+    out = tmp_path / "out"
+    for a in (analyze(spark, str(OFFSETS / "segments"), str(out), metadata=str(meta)),
+              analyze(spark, str(combo))):
         assert a.corrupt_batches == 1 and a.flagged_total == a.flagged + 1
         assert len(a.errors) == 1 and a.errors[0].endswith(f"@10659: {bad[0].reason}: {bad[0].message} "
                                                             f"(skipped to {bad[0].skipped_to})")
         assert "00000000000000000000.log" in a.errors[0]
         assert [(r["position"], r["offset"]) for r in a.flagged_rows if r["offset"] is None][-1] == (10659, None)
+    # the Parquet flagged table has it too
+    got = [r.asDict() for r in spark.read.parquet(str(out / "flagged")).where("position is not null").collect()]
+    assert [(r["log_topic"], r["log_partition"], r["position"]) for r in got] == [("__cluster_metadata", 0, 10659)]
     capsys.readouterr()
     rc = cli.main(["analyze", "--keep-session", "--master", "local[2]", "--no-progress",
                    "--metadata", str(meta), str(OFFSETS / "segments")])

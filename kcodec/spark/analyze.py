@@ -300,9 +300,16 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         groups = sorted(fold_rows_["groups"], key=lambda g: g["group_id"])
         parts = fold_rows_["partitions"]
 
+        history = None
+        if metadata is not None:
+            prog.set("reading the KRaft metadata history")
+            from .metadata import metadata_history
+            history = metadata_history(spark, metadata)
+
         if out:
             prog.set("writing Parquet")
-            _write_tables(spark, src, out, dump, fold_rows_, direct, listed)
+            _write_tables(spark, src, out, dump, fold_rows_, direct, listed,
+                          history.errors if history is not None else [])
 
         prog.set("summarising")
         counts: Dict[tuple, int] = {}
@@ -326,11 +333,6 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         if downgrade_to:
             prog.set(f"checking a downgrade to {downgrade_to}")
             downgrade = _downgrade(src, downgrade_to)
-        history = None
-        if metadata is not None:
-            prog.set("reading the KRaft metadata history")
-            from .metadata import metadata_history
-            history = metadata_history(spark, metadata)
     parts.sort(key=lambda p: _natural_key(p["partition"]))
     a = Analysis(src, out, sum(p["records"] for p in parts), sum(p.get("flagged") or 0 for p in parts),
                  sum(p.get("corrupt_batches") or 0 for p in parts), groups, by_state, assignors, rebalances,
@@ -429,7 +431,8 @@ def _write_records_in_tasks(spark: Any, listed: List[Tuple[str, int]], rpath: st
 
 def _write_tables(spark: Any, src: str, out: str, dump: bool,
                   fold_rows: Dict[str, List[Dict[str, Any]]], folded_corrupt: bool = False,
-                  listed: Optional[List[Tuple[str, int]]] = None) -> None:
+                  listed: Optional[List[Tuple[str, int]]] = None,
+                  metadata_errors: Sequence[Dict[str, Any]] = ()) -> None:
     """The Parquet tables: the folded ones from the driver's small lists; ``records``
     (every decoded record; written by the tasks that scan and decode it when the fold
     read the segments itself, ``folded_corrupt``, from ``listed``; else from the fused
@@ -467,6 +470,15 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
     fl = flagged.select("log_topic", "log_partition", "log_offset", "timestamp", "record_type", "type_name",
                         "group", "unknown", "newer_than_known", F.col("_error").alias("error"),
                         F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("position"))
+    if metadata_errors:
+        # the metadata log's corrupt batches and records that do not decode
+        from ._scan import topic_partition
+        rows = [{"topic": topic_partition(e["file"])[0], "partition": topic_partition(e["file"])[1],
+                 "file": e["file"], "batch_position": e["position"], "error": e["reason"],
+                 "offset": e["offset"]} for e in metadata_errors]
+        meta = spark.createDataFrame(rows, _CORRUPT_SCHEMA + ", offset long").withColumn(
+            "timestamp", F.lit(None).cast("timestamp"))
+        corrupt = meta if corrupt is None else corrupt.select(*meta.columns).unionByName(meta)
     if corrupt is not None:
         fl = fl.unionByName(corrupt.select(
             F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
