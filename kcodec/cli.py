@@ -14,7 +14,8 @@ code   constant            meaning
 0      ``EXIT_OK``         everything was read and the command did what was asked
 1      ``EXIT_USAGE``      usage or path error, nothing was read: bad arguments (argparse's
                            too), a missing path, a dangling link, a FIFO or a directory
-                           where a file is expected, a directory without segment files, a
+                           where a file is expected, a directory without segment files (or
+                           only with partitions of topics the command does not read), a
                            file that is not a log (its first batch has no magic byte Kafka
                            writes), input that is not what the command takes (a scenario
                            that is no scenario), the group or image path asked for is not there
@@ -98,12 +99,28 @@ def _segment_file(path: str) -> None:
                                    f"(magic byte {magic}; Kafka writes 0, 1 or 2)")
 
 
-def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True) -> List[str]:
+#: The topic each kind of command reads from a broker's log dir.
+OFFSETS_TOPIC = "__consumer_offsets"
+METADATA_TOPIC = "__cluster_metadata"
+_LEFT_OUT_SHOWN = 10        # partitions named in the stderr line; the rest are counted
+
+# the command running (set by main), named in input_files' stderr line
+_running = "kcodec"
+
+
+def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True,
+                topic: Optional[str] = None) -> List[str]:
     """The segment and snapshot files to read for ``paths`` (files or directories, in
     :func:`kcodec.log.log_files` order; ``-`` is standard input when ``stdin``), each
     checked as :func:`_segment_file` does; an :class:`InputPathError` naming the path and
-    the reason otherwise.  A directory must hold segment files and be listable whole."""
+    the reason otherwise.  A directory must hold segment files and be listable whole.
+
+    ``topic``: the topic the command reads (:data:`OFFSETS_TOPIC`, :data:`METADATA_TOPIC`).
+    Below a directory only that topic's partition directories are read (a broker's log
+    dir holds every topic); the others are named once on stderr, and a directory with
+    partitions of other topics only is an input error."""
     out: List[str] = []
+    left: List[str] = []
     for p in paths:
         p = os.fspath(p)
         if p == "-" and stdin:
@@ -116,10 +133,14 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
                 raise InputPathError(e.filename or p, f"cannot list the directory: {e.strerror or e}")
             for _ in os.walk(p, onerror=fail):   # log_files' walk skips what it cannot list
                 pass
-            from kcodec.log import log_files      # (NumPy: only for directories)
-            files = log_files(p)
+            from kcodec.log import list_log_files      # (NumPy: only for directories)
+            files, other = list_log_files(p, topic=topic)
+            if not files and other:
+                raise InputPathError(p, f"no {topic} partitions in this directory, only "
+                                        f"{_partitions_text(other)}")
             if not files:
                 raise InputPathError(p, "no segment files (*.log, *.checkpoint) in this directory")
+            left += other
         else:
             files = [p]
         if check:
@@ -128,7 +149,17 @@ def input_files(paths: Sequence[str], *, stdin: bool = False, check: bool = True
         out += files
     if out.count("-") > 1:
         raise InvalidArgumentError("-", "standard input can be read once")
+    if left:
+        print(f"{_running}: reading only {topic} partitions; left out {_partitions_text(left)}",
+              file=sys.stderr)
     return out
+
+
+def _partitions_text(names: List[str]) -> str:
+    """``3 of other topics: orders-0, ...`` (the first few named)."""
+    shown = ", ".join(names[:_LEFT_OUT_SHOWN])
+    more = f", ... and {len(names) - _LEFT_OUT_SHOWN} more" if len(names) > _LEFT_OUT_SHOWN else ""
+    return f"{len(names)} of other topics: {shown}{more}"
 
 
 def plural(n: int, word: str, many: Optional[str] = None) -> str:
@@ -150,8 +181,8 @@ class LogInputs:
     that name (the log readers name batches by a file object's name), and commands that
     need a path (:meth:`path`) show ``-`` instead and :meth:`rename` its errors."""
 
-    def __init__(self, paths: Sequence[str], *, check: bool = True) -> None:
-        self.files = input_files(paths, stdin=True, check=check)
+    def __init__(self, paths: Sequence[str], *, check: bool = True, topic: Optional[str] = None) -> None:
+        self.files = input_files(paths, stdin=True, check=check, topic=topic)
         self._copy: Any = None
         self._opened: List[Any] = []
 
@@ -483,6 +514,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        global _running
+        _running = _command(args)
         return int(args.func(args) or 0)
     except BrokenPipeError:                  # | head: the reader has gone
         return EXIT_OK

@@ -800,3 +800,96 @@ def test_analyze_equals_offsets_groups_on_a_generated_multi_partition_log(spark,
     assert {(o.group_id, o.topic, o.partition): (o.offset, o.log_offset) for o in offs} == {
         (gid, t, p): (c.offset, c.log_offset) for gid, g in st.groups.items() for (t, p), c in g.offsets.items()}
     assert a.aborted_records == st.aborted_records and a.commits and a.rebalances
+
+
+def _oracle_records() -> int:
+    """The __consumer_offsets records a fold reads: the fixture's records minus the
+    transaction markers (control batches)."""
+    return sum(1 for r in read_jsonl(OFFSETS / "segment_records.jsonl") if not r["batch"]["is_control"])
+
+
+def _group_view(groups):
+    return {g["group_id"]: (g["type"], g["state"], g["generation"], g["members"], g["offsets"]) for g in groups}
+
+
+@needs_fixtures
+def test_analyze_a_broker_log_dir_reads_only_consumer_offsets(spark, tmp_path):
+    """A broker's log dir holds every topic: the fold reads __consumer_offsets partitions
+    only, __cluster_metadata gives the history, other topics are named as left out."""
+    from kcodec import log
+    from kcodec.spark.analyze import analyze
+    d = tmp_path / "kafka-logs"
+    for p in (OFFSETS / "segments").iterdir():
+        shutil.copytree(p, d / p.name)
+    other = FIX / "other_internal" / "segments"
+    for name in ("__share_group_state-0", "__transaction_state-27"):
+        shutil.copytree(other / name, d / name)
+    shutil.copytree(FIX / "cluster_metadata" / "segments" / "__cluster_metadata-0", d / "__cluster_metadata-0")
+    (d / "orders-0").mkdir()
+    (d / "orders-0" / "00000000000000000000.log").write_bytes(
+        log.encode_batch([(b"order-%d" % i, b"{}") for i in range(10)]))
+    a = analyze(spark, str(d))
+    st = fold_log(str(OFFSETS / "segments"))
+    assert (a.records, a.flagged, a.corrupt_batches, a.errors, a.unknown_records) == (_oracle_records(), 0, 0, [], {})
+    assert _group_view(a.groups) == {gid: (g.type, g.state, g.generation, len(g.members), len(g.offsets))
+                                     for gid, g in st.groups.items()}
+    assert a.left_out == ["__share_group_state-0", "__transaction_state-27", "orders-0"]
+    assert a.metadata_source == str(d / "__cluster_metadata-0") and a.metadata["topics"]
+
+
+@needs_fixtures
+def test_analyze_the_whole_fixture_root(spark):
+    """The fixture's root holds __share_group_state and __transaction_state partitions
+    next to __consumer_offsets and __cluster_metadata: none of their records is folded
+    or flagged as a group-coordinator record."""
+    from kcodec.spark.analyze import analyze
+    a = analyze(spark, str(FIX))
+    assert (a.records, a.flagged, a.corrupt_batches, a.errors) == (_oracle_records(), 0, 0, [])
+    other = sorted(f"other_internal/segments/{p.name}" for p in (FIX / "other_internal" / "segments").iterdir())
+    assert sorted(a.left_out) == sorted(other + ["cluster_metadata/segments/bootstrap.checkpoint"])
+    assert a.metadata_source == str(FIX / "cluster_metadata" / "segments" / "__cluster_metadata-0")
+
+
+def _flipped_metadata(tmp_path: Path, position: int) -> Path:
+    """The fixture's __cluster_metadata-0 with one byte flipped at ``position``."""
+    seg = FIX / "cluster_metadata" / "segments" / "__cluster_metadata-0" / "00000000000000000000.log"
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir(parents=True)
+    b = bytearray(seg.read_bytes())
+    b[position] ^= 0xFF
+    (d / seg.name).write_bytes(bytes(b))
+    return d
+
+
+@needs_fixtures
+def test_analyze_reports_a_corrupt_metadata_batch(spark, tmp_path, capsys):
+    """A CRC-corrupt __cluster_metadata batch is reported as a corrupt __consumer_offsets
+    batch is: counted, a flagged line naming file@position, exit 3; with --metadata and
+    when the tree is found under the path."""
+    from kcodec import cli, log
+    from kcodec.spark.analyze import analyze
+    meta = _flipped_metadata(tmp_path / "m", 10659 + 700)
+    seg = meta / "00000000000000000000.log"
+    # the oracle: kcodec.log's reader names the batch the flip is in
+    bad = [b.error for b in log.iter_batches(str(seg)) if b.error is not None]
+    assert [(e.position, e.reason) for e in bad] == [(10659, "bad_crc")]
+    combo = tmp_path / "combo"
+    shutil.copytree(OFFSETS / "segments" / "__consumer_offsets-0", combo / "__consumer_offsets-0")
+    shutil.copytree(meta, combo / meta.name)
+    out = tmp_path / "out"
+    for a in (analyze(spark, str(OFFSETS / "segments"), str(out), metadata=str(meta)),
+              analyze(spark, str(combo))):
+        assert a.corrupt_batches == 1 and a.flagged_total == a.flagged + 1
+        assert len(a.errors) == 1 and a.errors[0].endswith(f"@10659: {bad[0].reason}: {bad[0].message} "
+                                                            f"(skipped to {bad[0].skipped_to})")
+        assert "00000000000000000000.log" in a.errors[0]
+        assert [(r["position"], r["offset"]) for r in a.flagged_rows if r["offset"] is None][-1] == (10659, None)
+    # the Parquet flagged table has it too
+    got = [r.asDict() for r in spark.read.parquet(str(out / "flagged")).where("position is not null").collect()]
+    assert [(r["log_topic"], r["log_partition"], r["position"]) for r in got] == [("__cluster_metadata", 0, 10659)]
+    capsys.readouterr()
+    rc = cli.main(["analyze", "--keep-session", "--master", "local[2]", "--no-progress",
+                   "--metadata", str(meta), str(OFFSETS / "segments")])
+    out = capsys.readouterr().out
+    assert rc == cli.EXIT_DATA
+    assert "1 corrupt batch" in out and "flagged:" in out and "@10659: bad_crc" in out

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 
 from . import features as F
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, STDIN, LogInputs, input_files
+from kcodec.cli import (EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, METADATA_TOPIC, STDIN, LogInputs,
+                        input_files)
 from kcodec.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -41,23 +42,45 @@ def _json_default(o: Any) -> Any:
 def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     from .dump import write_dump
     out = out or sys.stdout
-    files = [(p, input_files([p], stdin=True)) for p in args.paths]   # every path checked before output
+    # every path checked before output; below a directory, __cluster_metadata partitions
+    # only (what else is there said once)
+    input_files(args.paths, stdin=True, topic=METADATA_TOPIC)
+    files = [(p, [p] if p == STDIN else _listed(p)) for p in args.paths]
     errors: List[log.BatchError] = []
+    undecoded = 0
+    first: Optional[str] = None
     with LogInputs([p for p in args.paths if p == STDIN]) as stdin:
         for p, fs in files:
             for f in fs:
                 shown = os.path.relpath(f, p) if os.path.isdir(p) else p
-                write_dump(stdin.path(f), out, display_name=shown, errors=errors, salvage=args.salvage)
+                offsets: List[int] = []
+                write_dump(stdin.path(f), out, display_name=shown, errors=errors, salvage=args.salvage,
+                           undecoded=offsets)
+                undecoded += len(offsets)
+                if offsets and first is None:
+                    first = f"{f}@offset {offsets[0]}"
         errors = [stdin.rename(e) for e in errors]
     for e in errors:         # their line says isvalid: false; their records only with --salvage
         print(f"kcodec kraft dump: corrupt batch: {e}", file=sys.stderr)
-    return EXIT_DATA if errors else EXIT_OK
+    if undecoded:            # printed as Kafka's tool prints them ("Error at N, skipping.")
+        print(f"kcodec kraft dump: {undecoded} record(s) did not decode as metadata records; "
+              f"first: {first}", file=sys.stderr)
+    return EXIT_DATA if errors or undecoded else EXIT_OK
+
+
+def _listed(path: str) -> List[str]:
+    """The files ``kraft dump`` reads for one checked path."""
+    if not os.path.isdir(path):
+        return [path]
+    from kcodec.log import log_files
+    return log_files(path, topic=METADATA_TOPIC)
 
 
 def _load(paths: List[str]) -> MetadataImage:
     from .image import replay
-    with LogInputs(paths) as files:
-        img = replay([files.source(p) for p in paths] if len(paths) > 1 else files.source(paths[0]))
+    # below a directory (a broker's log dir), only __cluster_metadata's files
+    with LogInputs(paths, topic=METADATA_TOPIC) as files:
+        img = replay(files.sources())
     F.check_image_level(img.metadata_version)
     return img
 

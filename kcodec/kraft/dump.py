@@ -31,7 +31,7 @@ from kcodec import _ext
 from kcodec._program import Program
 from kcodec._tjson import tjson_plan
 
-from .records import RECORD_TYPES, record_type_name
+from .records import DECODED, RECORD_TYPES, record_type_name
 
 # (kcodec.log and NumPy are imported only when a log needs the general path: a dump of a
 # clean log starts in a fraction of the time they take to import)
@@ -104,8 +104,9 @@ def _headers(path: str, display_name: Optional[str]) -> List[str]:
     return out
 
 
-def _record_text(batch: Any, rec: Any) -> str:
-    """One record's line the reference way (records.dump_lines' words)."""
+def _record_text(batch: Any, rec: Any, undecoded: Optional[List[int]] = None) -> str:
+    """One record's line the reference way (records.dump_lines' words); the offset of a
+    record whose payload does not decode goes to ``undecoded``."""
     from kcodec.log import dump as log_dump
     from .records import MetadataRecord, _control_text, _payload, read_record
     line = log_dump.record_line(batch, rec)
@@ -113,21 +114,23 @@ def _record_text(batch: Any, rec: Any) -> str:
         return line + _control_text(rec) + "\n"
     mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
         None, None, None, None, b"", "error", "null value")
+    if undecoded is not None and mr.status not in DECODED:
+        undecoded.append(rec.offset)
     return line + " payload: " + _payload(mr, rec.offset) + "\n"
 
 
-def _batch_text(b: Any, position: int) -> str:
+def _batch_text(b: Any, position: int, undecoded: Optional[List[int]] = None) -> str:
     """A whole batch the reference way: its line (at ``position``) and its records'."""
     from kcodec.log import dump as log_dump
     pieces = [log_dump.batch_line(b, position=position) + "\n"]
-    pieces += [_record_text(b, rec) for rec in b.records]
+    pieces += [_record_text(b, rec, undecoded) for rec in b.records]
     return "".join(pieces)
 
 
 _CHUNK = 8 << 20        # bytes read per window, as kcodec.log's reader reads them
 
 
-def _fast_pieces(path: str, block: int) -> Iterator[Any]:
+def _fast_pieces(path: str, block: int, undecoded: Optional[List[int]] = None) -> Iterator[Any]:
     """The dump's text of ``path`` after its header lines, through kcodec.kraft._dump,
     as far as the log is clean.  Returns (as a generator's value) None when the file was
     written whole, else the file position of the first window holding a batch that is not
@@ -185,7 +188,8 @@ def _fast_pieces(path: str, block: int) -> Iterator[Any]:
                 if held is None or held[0] != base + at:
                     held = (base + at, _read_batch(window[at:at + size]))
                 b = held[1]
-                text = _batch_text(b, position) if rec < 0 else _record_text(b, b.records[rec])
+                text = (_batch_text(b, position, undecoded) if rec < 0
+                        else _record_text(b, b.records[rec], undecoded))
                 yield text.encode()
                 d.skip()
             window.release()
@@ -204,7 +208,8 @@ def _read_batch(data: Any) -> Any:
 
 
 def _file_pieces(path: str, display_name: Optional[str], block: int,
-                 errors: Optional[List[Any]] = None, salvage: bool = False) -> Iterator[Any]:
+                 errors: Optional[List[Any]] = None, salvage: bool = False,
+                 undecoded: Optional[List[int]] = None) -> Iterator[Any]:
     """The dump's text of one file, in pieces of about ``block`` bytes or less (bytes, or
     a memoryview valid until the next piece is asked for).  A corrupt batch's line says
     ``isvalid: false``; its records follow only with ``salvage`` (then the text is
@@ -212,14 +217,15 @@ def _file_pieces(path: str, display_name: Optional[str], block: int,
     yield ("\n".join(_headers(path, display_name)) + "\n").encode()
     start = 0
     if _fast is not None:
-        start = yield from _fast_pieces(path, block)
+        start = yield from _fast_pieces(path, block, undecoded)
         if start is None:
             return
-    yield from _general_pieces(path, block, errors, salvage, start, display_name)
+    yield from _general_pieces(path, block, errors, salvage, start, display_name, undecoded)
 
 
 def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage: bool,
-                    start: int, display_name: Optional[str] = None) -> Iterator[Any]:
+                    start: int, display_name: Optional[str] = None,
+                    undecoded: Optional[List[int]] = None) -> Iterator[Any]:
     """The dump's text from file position ``start`` (a batch's, or 0) on, through
     kcodec.log's reader: compressed, corrupt and cut batches included."""
     import numpy as np
@@ -258,7 +264,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
                 batch = (i, log_dump.chunk_batch(ch, i))
             b = batch[1]
             if rc == _fast.RECORD:
-                yield _record_text(b, b.records[int(state[1])]).encode()
+                yield _record_text(b, b.records[int(state[1])], undecoded).encode()
                 state[1] += 1
                 continue
             # the whole batch the reference way (compressed, control, corrupt)
@@ -267,7 +273,7 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
                 if size > valid:
                     yield f"Found {size - valid} invalid bytes at the end of {shown}\n".encode()
                 return
-            yield _batch_text(b, int(state[2])).encode()
+            yield _batch_text(b, int(state[2]), undecoded).encode()
             state[0] += 1
             state[1] = -1
             state[2] += b.batch_length + 12
@@ -278,30 +284,36 @@ def _general_pieces(path: str, block: int, errors: Optional[List[Any]], salvage:
 
 def dump_file(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
               block: int = 1 << 22, errors: Optional[List[Any]] = None,
-              salvage: bool = False) -> Iterator[bytes]:
+              salvage: bool = False, undecoded: Optional[List[int]] = None) -> Iterator[bytes]:
     """The text (UTF-8, in pieces) ``kafka-dump-log.sh --cluster-metadata-decoder --files
     PATH`` prints for one segment or snapshot file (``display_name`` replaces the path in
-    "Dumping ..."), the same as :func:`kcodec.kraft.records.dump_lines` joined."""
+    "Dumping ..."), the same as :func:`kcodec.kraft.records.dump_lines` joined.
+    ``undecoded``, a list, collects the offset of each record whose payload line says
+    ``Error at OFFSET, skipping.`` (it did not decode)."""
     path = os.fspath(path)
     if _fast is None:
         from .records import dump_lines
         text = "".join(line + "\n" for line in dump_lines(path, display_name=display_name,
-                                                            errors=errors, salvage=salvage))
+                                                            errors=errors, salvage=salvage,
+                                                            undecoded=undecoded))
         return iter([text.encode()])
-    return (bytes(piece) for piece in _file_pieces(path, display_name, block, errors, salvage))
+    return (bytes(piece) for piece in _file_pieces(path, display_name, block, errors, salvage,
+                                                   undecoded))
 
 
 def write_dump(path: Union[str, "os.PathLike[str]"], out: Any, *,
                display_name: Optional[str] = None, errors: Optional[List[Any]] = None,
-               salvage: bool = False) -> None:
+               salvage: bool = False, undecoded: Optional[List[int]] = None) -> None:
     """Write :func:`dump_file`'s text to ``out``: a binary stream, or a text stream
-    (one with a ``buffer`` gets the bytes, after what it holds is flushed)."""
+    (one with a ``buffer`` gets the bytes, after what it holds is flushed); ``errors``
+    and ``undecoded`` as for :func:`dump_file`."""
     raw: Optional[BinaryIO] = getattr(out, "buffer", None)
     if raw is not None:
         out.flush()
     path = os.fspath(path)
-    pieces = (_file_pieces(path, display_name, 1 << 22, errors, salvage) if _fast is not None
-              else dump_file(path, display_name=display_name, errors=errors, salvage=salvage))
+    pieces = (_file_pieces(path, display_name, 1 << 22, errors, salvage, undecoded) if _fast is not None
+              else dump_file(path, display_name=display_name, errors=errors, salvage=salvage,
+                             undecoded=undecoded))
     for piece in pieces:
         if raw is not None:
             raw.write(piece)

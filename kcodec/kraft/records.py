@@ -287,8 +287,12 @@ def kafka_read_error(raw: Optional[bytes]) -> str:
     return f"Failed to deserialize record with type {key}"
 
 
+#: The statuses of a record whose payload decodes (the dump prints its JSON).
+DECODED = ("ok", "newer_version")
+
+
 def _payload(mr: MetadataRecord, offset: int) -> str:
-    if mr.status in ("ok", "newer_version"):
+    if mr.status in DECODED:
         data = _jackson(to_json(mr.type, mr.value, mr.version))   # type: ignore[arg-type]
         return ('{"type":"%s","version":%d,"data":%s}'
                 % (record_type_name(mr.api_key), mr.version, data))   # type: ignore[arg-type]
@@ -296,13 +300,15 @@ def _payload(mr: MetadataRecord, offset: int) -> str:
 
 
 def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None,
-               errors: Optional[List[Any]] = None, salvage: bool = False) -> Iterator[str]:
+               errors: Optional[List[Any]] = None, salvage: bool = False,
+               undecoded: Optional[List[int]] = None) -> Iterator[str]:
     """The lines ``kafka-dump-log.sh --cluster-metadata-decoder --files PATH`` prints for
     one segment or snapshot file (``display_name`` replaces the path in "Dumping ...").
     A corrupt batch's line says ``isvalid: false`` and none of its records follows (damaged
     bytes, see :mod:`kcodec.log`), unless ``salvage``: then the records that could be read
     follow, exactly as Kafka's tool prints them (a forensic view); ``errors``, a list,
-    collects each one's :class:`kcodec.log.BatchError`."""
+    collects each one's :class:`kcodec.log.BatchError`; ``undecoded``, a list, the offset
+    of each record whose payload does not decode (``Error at OFFSET, skipping.``)."""
     path = os.fspath(path)
     base = os.path.basename(path)
     yield f"Dumping {display_name if display_name is not None else path}"
@@ -334,6 +340,8 @@ def dump_lines(path: Union[str, "os.PathLike[str]"], *, display_name: Optional[s
             else:
                 mr = read_record(rec.value) if rec.value is not None else MetadataRecord(
                     None, None, None, None, b"", "error", "null value")
+                if undecoded is not None and mr.status not in DECODED:
+                    undecoded.append(rec.offset)
                 line += " payload: " + _payload(mr, rec.offset)
             yield line
         valid += batch.batch_length + 12

@@ -45,8 +45,10 @@ from ._impl import NATIVE
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, compress, decompress
 from .control import CONTROL_TYPES, ControlRecord, parse_control_record
-from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, Chunk, Limits, iter_batches, iter_chunks,
-                     iter_columns, iter_records, log_files, read_columns)
+from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, PARTITION_DIR, Chunk, Limits, LogListing,
+                     iter_batches, iter_chunks, iter_columns, iter_records, left_out_by_topic,
+                     list_log_files, log_files,
+                     read_columns)
 from .writer import encode_batch, encode_control_batch, encode_message_set
 
 
@@ -57,7 +59,8 @@ def slices(buffer: Any, positions: Any, lengths: Any) -> List[Optional[bytes]]:
 
 __all__ = [
     "Record", "RecordBatch", "BatchError", "ControlRecord", "Source", "Chunk",
-    "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files", "slices",
+    "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files",
+    "list_log_files", "left_out_by_topic", "LogListing", "PARTITION_DIR", "slices",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
     "encode_message_set",
     "BATCH_DTYPE", "RECORD_DTYPE", "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",

@@ -23,7 +23,9 @@ from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, decompress
 
 __all__ = ["Chunk", "iter_chunks", "iter_batches", "iter_records", "iter_columns",
-           "read_columns", "log_files", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH"]
+           "read_columns", "log_files", "list_log_files", "LogListing", "PARTITION_DIR",
+           "left_out_by_topic",
+           "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH"]
 
 _STATUS = {
     1: "compressed", 2: "bad_crc", 3: "bad_length", 4: "bad_magic", 5: "bad_records",
@@ -53,15 +55,63 @@ def _natural(s: str) -> List[Any]:
     return [int(t) if t.isdigit() else t for t in _NUM.split(s)]
 
 
-def log_files(path: Union[str, "os.PathLike[str]"]) -> List[str]:
+#: A partition directory, as Kafka names it: ``<topic>-<partition>`` (Kafka's topic
+#: characters; see ``Topic.LEGAL_CHARS``).
+PARTITION_DIR = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
+# A replica Kafka is deleting, moving to another log dir or found stray
+# (``<topic>-<partition>.<id>-delete|future|stray``): a copy, never the partition's log.
+_REPLICA_COPY_DIR = re.compile(r"([A-Za-z0-9._-]+)-(\d+)\.[A-Za-z0-9]+-(?:delete|future|stray)")
+#: The bootstrap snapshot KRaft keeps in the metadata log dir (``BootstrapDirectory``).
+BOOTSTRAP_FILE = "bootstrap.checkpoint"
+_METADATA_TOPIC = "__cluster_metadata"
+
+
+class LogListing(NamedTuple):
+    """What :func:`list_log_files` found: the files to read, and the partition
+    directories (relative to the path walked, natural order) of other topics left out."""
+    files: List[str]
+    left_out: List[str]
+
+
+def left_out_by_topic(directory: str, file_name: str, topic: Optional[str]) -> Optional[str]:
+    """Why a file found walking a directory is not read for ``topic`` (see
+    :func:`list_log_files`): the name it is left out under (its partition directory, or
+    the file), or None when it is read.  ``directory``: the file's directory relative
+    to the path walked (``""`` or ``"."`` for the path itself, always read)."""
+    if topic is None:
+        return None
+    directory = directory.strip("/")
+    if directory not in ("", os.curdir):
+        name = directory.rsplit("/", 1)[-1]
+        m = PARTITION_DIR.fullmatch(name)
+        if (m and m.group(1) != topic) or (not m and _REPLICA_COPY_DIR.fullmatch(name)):
+            return directory
+    if file_name == BOOTSTRAP_FILE and topic != _METADATA_TOPIC:
+        return f"{directory}/{file_name}" if directory not in ("", os.curdir) else file_name
+    return None
+
+
+def list_log_files(path: Union[str, "os.PathLike[str]"], *, topic: Optional[str] = None) -> LogListing:
     """The segment and snapshot files under ``path`` (a file or a directory), in
     reading order: directories in natural order (partition 2 before 10), within a
-    directory snapshots (``.checkpoint``) before segments (``.log``), by base offset."""
+    directory snapshots (``.checkpoint``) before segments (``.log``), by base offset.
+
+    ``topic`` (e.g. ``"__consumer_offsets"``): the topic the caller reads.  Walking a
+    directory (a broker's log dir holds every partition it hosts), a file whose
+    partition directory below ``path`` is named ``<topic>-<partition>`` is listed only
+    for that topic; other topics' partitions, replica copies (``-delete``, ``-future``,
+    ``-stray``) and, unless ``topic`` is ``__cluster_metadata``, KRaft's
+    ``bootstrap.checkpoint`` go to :attr:`LogListing.left_out`
+    (:func:`left_out_by_topic`).  Files directly in ``path`` and in directories not
+    named like a partition are read, as with ``topic=None``."""
     p = os.fspath(path)
     if not os.path.isdir(p):
-        return [p]
+        return LogListing([p], [])
     out: List[Tuple[List[Any], int, str, str]] = []
+    left: Dict[str, List[Any]] = {}
     for root, dirs, files in os.walk(p):
+        rel = os.path.relpath(root, p)
+        rel_posix = rel.replace(os.sep, "/")
         for f in files:
             if f.endswith(".log"):
                 kind = 1
@@ -69,10 +119,19 @@ def log_files(path: Union[str, "os.PathLike[str]"]) -> List[str]:
                 kind = 0
             else:
                 continue
-            rel = os.path.relpath(root, p)
+            why = left_out_by_topic(rel_posix, f, topic)
+            if why is not None:
+                left.setdefault(why, _natural(why))
+                continue
             out.append((_natural(rel), kind, f, os.path.join(root, f)))
     out.sort(key=lambda t: (t[0], t[1], t[2]))
-    return [t[3] for t in out]
+    return LogListing([t[3] for t in out], sorted(left, key=left.__getitem__))
+
+
+def log_files(path: Union[str, "os.PathLike[str]"], *, topic: Optional[str] = None) -> List[str]:
+    """The files :func:`list_log_files` lists under ``path`` (``topic``: read only that
+    topic's partition directories below a directory; None: every file)."""
+    return list_log_files(path, topic=topic).files
 
 
 # --------------------------------------------------------------------------- core reader

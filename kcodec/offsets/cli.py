@@ -13,7 +13,8 @@ import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, TextIO, Tuple
 
-from kcodec.cli import EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, STDIN, LogInputs
+from kcodec.cli import (EXIT_DATA, EXIT_LOSSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, OFFSETS_TOPIC, STDIN,
+                        LogInputs)
 
 __all__ = ["add_subparsers", "main", "Progress", "EXIT_CORRUPT"]
 
@@ -136,7 +137,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         return _dump_batches(args, sel, _Output(out))
     from .dump import iter_dump
     o = _Output(out)
-    with LogInputs(args.paths) as files:
+    with LogInputs(args.paths, topic=OFFSETS_TOPIC) as files:
         sizes = {f: files.size(f) for f in files}
         bar = Progress(sum(sizes.values()), args.progress)
         bad = 0
@@ -165,7 +166,7 @@ def cmd_dump(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
 
 def _dump_batches(args: argparse.Namespace, sel: Any, o: "_Output") -> int:
     """kafka-dump-log's lines without --print-data-log: one per batch."""
-    with LogInputs(args.paths) as files:
+    with LogInputs(args.paths, topic=OFFSETS_TOPIC) as files:
         return _batch_lines(args, sel, o, files)
 
 
@@ -213,7 +214,7 @@ def _file_columns(paths: List[str], progress: Optional[bool],
                   strict: bool = False) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """(file, iter_offset_columns chunk) over the files, advancing the progress bar per chunk."""
     from .columns import iter_offset_columns
-    with LogInputs(paths) as files:
+    with LogInputs(paths, topic=OFFSETS_TOPIC) as files:
         sizes = {f: files.size(f) for f in files}
         bar = Progress(sum(sizes.values()), progress)
         base = 0

@@ -88,7 +88,8 @@ def plan_partitions(listed: List[Tuple[str, int]], parallelism: int,
 
 
 def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = None,
-             options: Optional[Dict[str, Any]] = None, split_bytes: Optional[int] = None) -> Any:
+             options: Optional[Dict[str, Any]] = None, split_bytes: Optional[int] = None,
+             topic: Optional[str] = None) -> Any:
     """Read Kafka log segments (``*.log``) and snapshots (``*.checkpoint``) under ``path``
     (a directory tree such as a copied ``__consumer_offsets-*`` or ``__cluster_metadata-0``,
     or a file; any filesystem Spark reads) into a DataFrame.
@@ -108,7 +109,9 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
     control records and corrupt-batch rows.  A narrow ``fields`` list is the cheapest
     way to read a few fields of a big history.  ``split_bytes``: bytes per task (default: the
     input spread over twice the cores Spark has, 16-128 MiB); files are cut at batch
-    boundaries, so a 1 GiB segment is read by several tasks.
+    boundaries, so a 1 GiB segment is read by several tasks.  ``topic``: below a
+    directory (a broker's log dir), read only that topic's partition directories (see
+    :func:`kcodec.log.list_log_files`).
 
     The tasks send Spark each row without ``topic``, ``partition`` and ``file`` (the same
     on every row of a file) but with the file's number, from which Spark fills them in:
@@ -121,7 +124,7 @@ def read_log(spark: Any, path: "str | List[str]", *, decode: Optional[str] = Non
         raise ValueError(f"decode must be one of {sorted(DECODERS)} or None, got {decode!r}")
     arrow_schema = decoded_schema(decode, opts)
     schema = spark_type(pa.struct(list(arrow_schema)))
-    listed = segment_files_sized(spark, paths)
+    listed = segment_files_sized(spark, paths, topic=topic)
     if not listed:
         return spark.createDataFrame([], schema)
     par = _parallelism(spark)
@@ -165,29 +168,46 @@ def _natural(s: str) -> List[Any]:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", s)]
 
 
-def segment_files_sized(spark: Any, paths: List[str]) -> List[Tuple[str, int]]:
+def segment_files_sized(spark: Any, paths: List[str], *, topic: Optional[str] = None,
+                        left_out: Optional[List[str]] = None) -> List[Tuple[str, int]]:
     """``(file, size)`` of the ``*.log`` / ``*.checkpoint`` files under ``paths``, listed
     with Hadoop's FileSystem (any scheme Spark reads) in log order.  Spark's own directory
     listing cannot be used: it hides names starting with ``_``, and every internal
-    topic's directory (``__consumer_offsets-0``) starts with one."""
+    topic's directory (``__consumer_offsets-0``) starts with one.
+
+    ``topic``: below a directory, only that topic's partition directories (as
+    :func:`kcodec.log.list_log_files` lists them); what is not read is appended to
+    ``left_out``."""
     out: List[Tuple[str, int]] = []
+    left: List[str] = []
     jvm = getattr(spark, "_jvm", None)
     for p in paths:
         if jvm is None:         # Spark Connect: no JVM gateway; local paths only
-            out += [(f, os.path.getsize(f)) for f in _log.log_files(p)]
+            files, other = _log.list_log_files(p, topic=topic)
+            out += [(f, os.path.getsize(f)) for f in files]
+            left += other
             continue
         hp = jvm.org.apache.hadoop.fs.Path(p)
         fs = hp.getFileSystem(spark._jsc.hadoopConfiguration())
         if not fs.exists(hp):
             raise FileNotFoundError(p)
+        root = fs.makeQualified(hp).toString().rstrip("/")
         it = fs.listFiles(hp, True)
         while it.hasNext():
             st = it.next()
             name = st.getPath().toString()
             if name.endswith((".log", ".checkpoint")):
+                rel = name[len(root):] if name.startswith(root + "/") else os.path.basename(name)
+                why = _log.left_out_by_topic(os.path.dirname(rel.strip("/")), os.path.basename(name), topic)
+                if why is not None:
+                    if why not in left:
+                        left.append(why)
+                    continue
                 out.append((name, int(st.getLen())))
     out.sort(key=lambda f: (_natural(os.path.dirname(f[0])), not f[0].endswith(".checkpoint"),
                             os.path.basename(f[0])))
+    if left_out is not None:
+        left_out += sorted(left, key=_natural)
     return out
 
 

@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from kcodec.cli import OFFSETS_TOPIC
+
 from ._fold import TIMELINE_TABLES, PackedRows, _jsonable, load_row
 
 __all__ = ["analyze", "Analysis", "sample_path"]
@@ -75,6 +77,9 @@ class Analysis:
     # __cluster_metadata tree was given or found under the path
     metadata: Optional[Dict[str, List[Dict[str, Any]]]] = None
     metadata_source: Optional[str] = None
+    # partition directories under the path of topics other than __consumer_offsets and
+    # __cluster_metadata (relative to the path): not read
+    left_out: List[str] = dataclasses.field(default_factory=list)
 
 
 def _is_dump(path: str) -> bool:
@@ -262,13 +267,19 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     t0 = time.monotonic()
     src = path or sample_path()
     dump = _is_dump(src)
-    listed = [] if dump else segment_files_sized(spark, [src])
-    found_meta = sorted({os.path.dirname(p) for p, _ in listed if _is_metadata(p)})
+    # below the path (a broker's log dir holds every topic), __consumer_offsets partitions
+    # are folded and __cluster_metadata ones give the history; other topics are left out
+    other: List[str] = []
+    listed = [] if dump else segment_files_sized(spark, [src], topic=OFFSETS_TOPIC, left_out=other)
+    found_meta = sorted({os.path.dirname(p) for p, _ in listed if _is_metadata(p)}
+                        | {os.path.join(src, d) for d in other if _is_metadata(os.path.join(d, "x.log"))})
+    left_out = [d for d in other if not _is_metadata(os.path.join(d, "x.log"))]
     listed = [(p, n) for p, n in listed if not _is_metadata(p)]
     if metadata is None and found_meta:
         metadata = found_meta if len(found_meta) > 1 else found_meta[0]
     if not dump and not listed and metadata is None:
-        raise SystemExit(f"kcodec analyze: no segment files (*.log) under {src}")
+        found = f"; found only {len(left_out)} of other topics: {', '.join(left_out[:10])}" if left_out else ""
+        raise SystemExit(f"kcodec analyze: no {OFFSETS_TOPIC} segment files (*.log) under {src}{found}")
     from ._scan import readable_by_arrow
     direct = not dump and all(readable_by_arrow(p) for p, _ in listed)
     with _Progress(spark, progress, sum(s for _, s in listed)) as prog:
@@ -289,9 +300,16 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         groups = sorted(fold_rows_["groups"], key=lambda g: g["group_id"])
         parts = fold_rows_["partitions"]
 
+        history = None
+        if metadata is not None:
+            prog.set("reading the KRaft metadata history")
+            from .metadata import metadata_history
+            history = metadata_history(spark, metadata)
+
         if out:
             prog.set("writing Parquet")
-            _write_tables(spark, src, out, dump, fold_rows_, direct, listed)
+            _write_tables(spark, src, out, dump, fold_rows_, direct, listed,
+                          history.errors if history is not None else [])
 
         prog.set("summarising")
         counts: Dict[tuple, int] = {}
@@ -315,11 +333,6 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         if downgrade_to:
             prog.set(f"checking a downgrade to {downgrade_to}")
             downgrade = _downgrade(src, downgrade_to)
-        history = None
-        if metadata is not None:
-            prog.set("reading the KRaft metadata history")
-            from .metadata import metadata_history
-            history = metadata_history(spark, metadata)
     parts.sort(key=lambda p: _natural_key(p["partition"]))
     a = Analysis(src, out, sum(p["records"] for p in parts), sum(p.get("flagged") or 0 for p in parts),
                  sum(p.get("corrupt_batches") or 0 for p in parts), groups, by_state, assignors, rebalances,
@@ -330,6 +343,17 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     a.flagged_rows = [r for p in parts for r in p.get("flagged_rows") or []]
     a.flagged_total = a.flagged + a.corrupt_batches
     a.metadata = history
+    a.left_out = left_out
+    if history is not None and history.errors:
+        # the metadata log's corrupt batches and records that do not decode: reported as the
+        # __consumer_offsets ones are (counted, flagged, exit 3)
+        corrupt = sum(1 for e in history.errors if e["corrupt"])
+        a.corrupt_batches += corrupt
+        a.flagged += len(history.errors) - corrupt
+        a.errors += history.error_lines()
+        a.flagged_rows += [{"file": e["file"], "position": e["position"], "offset": e["offset"],
+                            "record_type": None, "reason": e["reason"]} for e in history.errors]
+        a.flagged_total = a.flagged + a.corrupt_batches
     a.metadata_source = None if metadata is None else (metadata if isinstance(metadata, str)
                                                         else ", ".join(metadata))
     return a
@@ -407,7 +431,8 @@ def _write_records_in_tasks(spark: Any, listed: List[Tuple[str, int]], rpath: st
 
 def _write_tables(spark: Any, src: str, out: str, dump: bool,
                   fold_rows: Dict[str, List[Dict[str, Any]]], folded_corrupt: bool = False,
-                  listed: Optional[List[Tuple[str, int]]] = None) -> None:
+                  listed: Optional[List[Tuple[str, int]]] = None,
+                  metadata_errors: Sequence[Dict[str, Any]] = ()) -> None:
     """The Parquet tables: the folded ones from the driver's small lists; ``records``
     (every decoded record; written by the tasks that scan and decode it when the fold
     read the segments itself, ``folded_corrupt``, from ``listed``; else from the fused
@@ -427,7 +452,7 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
             raw = _dump_input(spark, src).withColumn(
                 "decoded", from_consumer_offsets("key", "value", {"record_types": "all"}))
         else:
-            raw = read_log(spark, src, decode="offsets", options={"record_types": "all"})
+            raw = read_log(spark, src, decode="offsets", options={"record_types": "all"}, topic=OFFSETS_TOPIC)
         recs = (raw.where(F.col("error").isNull() & ~F.col("is_control"))
                 .select(*[F.col(src).alias(dst) for dst, src in LOG_COLUMNS], "decoded.*")
                 .withColumn("type_name", _type_names()[F.col("record_type")]))
@@ -445,6 +470,15 @@ def _write_tables(spark: Any, src: str, out: str, dump: bool,
     fl = flagged.select("log_topic", "log_partition", "log_offset", "timestamp", "record_type", "type_name",
                         "group", "unknown", "newer_than_known", F.col("_error").alias("error"),
                         F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("position"))
+    if metadata_errors:
+        # the metadata log's corrupt batches and records that do not decode
+        from ._scan import topic_partition
+        rows = [{"topic": topic_partition(e["file"])[0], "partition": topic_partition(e["file"])[1],
+                 "file": e["file"], "batch_position": e["position"], "error": e["reason"],
+                 "offset": e["offset"]} for e in metadata_errors]
+        meta = spark.createDataFrame(rows, _CORRUPT_SCHEMA + ", offset long").withColumn(
+            "timestamp", F.lit(None).cast("timestamp"))
+        corrupt = meta if corrupt is None else corrupt.select(*meta.columns).unionByName(meta)
     if corrupt is not None:
         fl = fl.unionByName(corrupt.select(
             F.col("topic").alias("log_topic"), F.col("partition").alias("log_partition"),
@@ -464,7 +498,8 @@ def _downgrade(src: str, to: str) -> List[Dict[str, Any]]:
     from kcodec.offsets import check_downgrade
     if "://" in src and not src.startswith("file:"):
         return [{"outcome": "unchecked", "reason": "the downgrade check reads local segment files only"}]
-    rep = check_downgrade(src.replace("file:", ""), to=to)
+    from kcodec.log import log_files
+    rep = check_downgrade(log_files(src.replace("file:", ""), topic=OFFSETS_TOPIC), to=to)
     return [_jsonable(f) for f in rep.summary()]
 
 

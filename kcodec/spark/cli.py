@@ -34,6 +34,15 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise InputPathError(path, "no such file or directory")
         return
     input_files([path])
+    if os.path.isdir(path):
+        # a broker's log dir: the job reads __consumer_offsets and __cluster_metadata only
+        from kcodec.cli import OFFSETS_TOPIC, _partitions_text
+        from kcodec.log import list_log_files
+        files, other = list_log_files(path, topic=OFFSETS_TOPIC)
+        if not files and not args.metadata and not any(
+                os.path.basename(d).startswith("__cluster_metadata-") for d in other):
+            raise InputPathError(path, "no __consumer_offsets or __cluster_metadata partitions in this "
+                                       f"directory, only {_partitions_text(other)}")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -57,6 +66,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     finally:
         if not args.keep_session:
             spark.stop()
+    if a.left_out:
+        import sys
+        from kcodec.cli import _partitions_text
+        print("kcodec analyze: reading only __consumer_offsets and __cluster_metadata partitions; "
+              f"left out {_partitions_text(a.left_out)}", file=sys.stderr)
     print_summary(a)
     if args.report:
         write_report(a, args.report)

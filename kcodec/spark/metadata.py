@@ -30,7 +30,7 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-__all__ = ["metadata_history", "print_metadata_history", "HISTORY_RECORD_TYPES", "TABLES"]
+__all__ = ["metadata_history", "print_metadata_history", "MetadataHistory", "HISTORY_RECORD_TYPES", "TABLES"]
 
 #: The record types the history follows.
 HISTORY_RECORD_TYPES = (
@@ -196,25 +196,62 @@ def replay(rows: Iterable[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
     return tables
 
 
-def metadata_history(spark: Any, path: "str | List[str]") -> Dict[str, List[Dict[str, Any]]]:
+class MetadataHistory(Dict[str, List[Dict[str, Any]]]):
+    """:func:`metadata_history`'s tables (a dict: table name -> rows), plus
+    :attr:`errors`: what could not be read, each ``{"file", "position", "offset",
+    "reason", "corrupt"}`` (a corrupt batch, ``corrupt`` True, at its byte ``position``,
+    none of whose records is in the tables; or a record that does not decode, at its
+    ``offset``), in log order."""
+
+    errors: List[Dict[str, Any]]
+
+    def __init__(self, tables: Dict[str, List[Dict[str, Any]]],
+                 errors: Optional[List[Dict[str, Any]]] = None) -> None:
+        super().__init__(tables)
+        self.errors = list(errors or [])
+
+    def error_lines(self) -> List[str]:
+        """One line per error: ``file@position: reason`` (a corrupt batch) or
+        ``file@offset N: reason`` (a record that does not decode)."""
+        return [f"{e['file']}@{e['position'] if e['corrupt'] else 'offset ' + str(e['offset'])}: {e['reason']}"
+                for e in self.errors]
+
+
+def metadata_history(spark: Any, path: "str | List[str]") -> MetadataHistory:
     """The history of the cluster's metadata under ``path`` (a ``__cluster_metadata-0``
     directory, its parent with ``bootstrap.checkpoint``, or files; any filesystem
-    :func:`kcodec.spark.read_log` reads) as the tables of :data:`TABLES`: a list of rows
-    (dicts) per table, in offset order.  Records are decoded in the executors; only the
-    followed record types' few fields reach the driver."""
+    :func:`kcodec.spark.read_log` reads; below a directory only ``__cluster_metadata``
+    partitions) as the tables of :data:`TABLES`: a list of rows (dicts) per table, in
+    offset order.  Records are decoded in the executors; only the followed record
+    types' few fields reach the driver.  Corrupt batches and records that do not decode
+    are in :attr:`MetadataHistory.errors` (nothing of them is in the tables)."""
     from pyspark.sql import functions as F
     from ._source import read_log
     from .functions import from_metadata_record
-    df = read_log(spark, path)
-    got = (df.where(~F.col("is_control") & F.col("value").isNotNull())
-           .select("offset", "timestamp", "file",
-                   from_metadata_record("value", {"record_types": list(HISTORY_RECORD_TYPES),
-                                                  "fields": _FIELDS}).alias("r"))
-           .where(F.col("r.record_type").isNotNull())
+    df = read_log(spark, path, topic="__cluster_metadata")
+    bad = F.col("error").isNotNull()
+    got = (df.where(bad | (~F.col("is_control") & F.col("value").isNotNull()))
+           .select("offset", "timestamp", "file", "batch_position", "error",
+                   F.when(~bad, from_metadata_record("value", {"record_types": list(HISTORY_RECORD_TYPES),
+                                                                "fields": _FIELDS})).alias("r"))
+           .where(bad | F.col("r.record_type").isNotNull() | F.col("r._error").isNotNull())
            .collect())
-    rows = [{"offset": x["offset"], "timestamp": x["timestamp"], "file": x["file"],
-             "r": x["r"].asDict(recursive=True)} for x in got]
-    return replay(_ordered(rows))
+    rows, errors = [], []
+    for x in got:
+        if x["error"] is not None or x["r"]["_error"] is not None:
+            corrupt = x["error"] is not None
+            errors.append({"file": x["file"], "position": x["batch_position"],
+                           "offset": None if corrupt else x["offset"],
+                           "reason": x["error"] if corrupt else x["r"]["_error"], "corrupt": corrupt})
+            continue
+        rows.append({"offset": x["offset"], "timestamp": x["timestamp"], "file": x["file"],
+                     "r": x["r"].asDict(recursive=True)})
+    errors.sort(key=lambda e: (_natural(str(e["file"])), e["position"] or 0, e["offset"] or 0))
+    return MetadataHistory(replay(_ordered(rows)), errors)
+
+
+def _natural(s: str) -> List[Any]:
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", s)]
 
 
 def _cell(v: Any) -> str:

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, List, Optional, TextIO
 
-from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, LogInputs, plural
+from kcodec.cli import EXIT_DATA, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, OFFSETS_TOPIC, LogInputs, plural
 from kcodec.errors import DecodeError, InvalidArgumentError, KcodecError
 
 from .assignors import AssignmentConfigs
@@ -49,7 +49,7 @@ def _groups(paths: List[str], group: Optional[str], errors: Optional[List[str]] 
     from kcodec.offsets import iter_decoded
     from .groups import decode_member_metadata
     latest: dict = {}
-    with LogInputs(paths) as files:
+    with LogInputs(paths, topic=OFFSETS_TOPIC) as files:
         for path in files:
             for batch, _, rec in iter_decoded(files.source(path)):
                 if batch.error is not None:
