@@ -1359,7 +1359,7 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     ``image.batch_errors`` (see :attr:`MetadataImage.damaged`)."""
     img = image if image is not None else MetadataImage()
     rp = _Replayer(img)
-    for lc in log.iter_chunks(source, verify_crc=verify_crc):
+    for lc in log.iter_chunks(log.topic_source(source, log.METADATA_TOPIC), verify_crc=verify_crc):
         for e in (lc.errors[i] for i in sorted(lc.errors)):
             img.batch_errors.append(e)
             img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
@@ -1436,7 +1436,7 @@ def iter_record_columns(source: Any, *, verify_crc: bool = True) -> RecordColumn
 
 def _record_columns(source: Any, verify_crc: bool, errors: List[Any]) -> Iterator[Tuple[str, int, Any]]:
     from kcodec import arrow     # needs pyarrow
-    for ch in log.iter_chunks(source, verify_crc=verify_crc):
+    for ch in log.iter_chunks(log.topic_source(source, log.METADATA_TOPIC), verify_crc=verify_crc):
         errors.extend(ch.errors[i] for i in sorted(ch.errors))
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]
         for buf, recs in parts:

@@ -178,7 +178,7 @@ def iter_log(source: Any, **kwargs: Any) -> Iterator[LogEntry]:
     offset, ``record`` a :class:`MetadataRecord` with status ``error`` and the batch's
     error as its message."""
     from kcodec import log
-    for batch in log.iter_batches(source, **kwargs):
+    for batch in log.iter_batches(log.topic_source(source, log.METADATA_TOPIC), **kwargs):
         if batch.error is not None:
             yield LogEntry(batch.file, batch, batch.base_offset, batch.base_timestamp, None, None,
                            MetadataRecord(None, None, None, None, b"", "error",

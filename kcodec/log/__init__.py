@@ -45,10 +45,9 @@ from ._impl import NATIVE
 from .batch import COMPRESSION_NAMES, BatchError, Record, RecordBatch, Source
 from .compression import DEFAULT_MAX_INFLATED, compress, decompress
 from .control import CONTROL_TYPES, ControlRecord, parse_control_record
-from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, PARTITION_DIR, Chunk, Limits, LogListing,
-                     iter_batches, iter_chunks, iter_columns, iter_records, left_out_by_topic,
-                     list_log_files, log_files,
-                     read_columns)
+from .reader import (DEFAULT_CHUNK, DEFAULT_MAX_BATCH, METADATA_TOPIC, OFFSETS_TOPIC, PARTITION_DIR, Chunk,
+                     Limits, LogListing, iter_batches, iter_chunks, iter_columns, iter_records,
+                     left_out_by_topic, list_log_files, log_files, read_columns, topic_source)
 from .writer import encode_batch, encode_control_batch, encode_message_set
 
 
@@ -60,7 +59,8 @@ def slices(buffer: Any, positions: Any, lengths: Any) -> List[Optional[bytes]]:
 __all__ = [
     "Record", "RecordBatch", "BatchError", "ControlRecord", "Source", "Chunk",
     "iter_batches", "iter_records", "iter_columns", "read_columns", "iter_chunks", "log_files",
-    "list_log_files", "left_out_by_topic", "LogListing", "PARTITION_DIR", "slices",
+    "list_log_files", "left_out_by_topic", "LogListing", "PARTITION_DIR", "slices", "topic_source",
+    "OFFSETS_TOPIC", "METADATA_TOPIC",
     "parse_control_record", "decompress", "compress", "encode_batch", "encode_control_batch",
     "encode_message_set",
     "BATCH_DTYPE", "RECORD_DTYPE", "COMPRESSION_NAMES", "CONTROL_TYPES", "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH", "DEFAULT_MAX_INFLATED", "Limits", "NATIVE",

@@ -24,6 +24,7 @@ from .compression import DEFAULT_MAX_INFLATED, decompress
 
 __all__ = ["Chunk", "iter_chunks", "iter_batches", "iter_records", "iter_columns",
            "read_columns", "log_files", "list_log_files", "LogListing", "PARTITION_DIR",
+           "topic_source", "OFFSETS_TOPIC", "METADATA_TOPIC",
            "left_out_by_topic",
            "DEFAULT_CHUNK", "DEFAULT_MAX_BATCH"]
 
@@ -63,7 +64,9 @@ PARTITION_DIR = re.compile(r"([A-Za-z0-9._-]+)-(\d+)")
 _REPLICA_COPY_DIR = re.compile(r"([A-Za-z0-9._-]+)-(\d+)\.[A-Za-z0-9]+-(?:delete|future|stray)")
 #: The bootstrap snapshot KRaft keeps in the metadata log dir (``BootstrapDirectory``).
 BOOTSTRAP_FILE = "bootstrap.checkpoint"
-_METADATA_TOPIC = "__cluster_metadata"
+#: The topics of the group coordinator's and the KRaft controller's logs.
+OFFSETS_TOPIC = "__consumer_offsets"
+METADATA_TOPIC = "__cluster_metadata"
 
 
 class LogListing(NamedTuple):
@@ -86,7 +89,7 @@ def left_out_by_topic(directory: str, file_name: str, topic: Optional[str]) -> O
         m = PARTITION_DIR.fullmatch(name)
         if (m and m.group(1) != topic) or (not m and _REPLICA_COPY_DIR.fullmatch(name)):
             return directory
-    if file_name == BOOTSTRAP_FILE and topic != _METADATA_TOPIC:
+    if file_name == BOOTSTRAP_FILE and topic != METADATA_TOPIC:
         return f"{directory}/{file_name}" if directory not in ("", os.curdir) else file_name
     return None
 
@@ -132,6 +135,18 @@ def log_files(path: Union[str, "os.PathLike[str]"], *, topic: Optional[str] = No
     """The files :func:`list_log_files` lists under ``path`` (``topic``: read only that
     topic's partition directories below a directory; None: every file)."""
     return list_log_files(path, topic=topic).files
+
+
+def topic_source(source: Any, topic: str) -> Any:
+    """``source`` (as the readers take it) with each directory in it replaced by the
+    files of ``topic`` below it (:func:`log_files`): what a reader of one topic's records
+    (``kcodec.offsets``, ``kcodec.kraft``) reads from a broker's log dir, which holds
+    every topic.  Files, file objects and bytes are left as they are."""
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        return log_files(source, topic=topic)
+    if isinstance(source, (list, tuple)):
+        return [topic_source(s, topic) for s in source]
+    return source
 
 
 # --------------------------------------------------------------------------- core reader

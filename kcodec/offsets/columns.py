@@ -338,6 +338,8 @@ def iter_offset_columns(source: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
     maxi = kwargs.pop("max_inflated_size", _KR.DEFAULT_MAX_INFLATED)
     if kwargs:
         raise TypeError(f"unexpected arguments: {sorted(kwargs)}")
+    # a broker's log dir holds every topic: the group coordinator's partitions only
+    source = _KR.topic_source(source, _KR.OFFSETS_TOPIC)
     for ch in _KR.iter_chunks(source, verify_crc=verify, chunk_size=chunk, max_batch_size=maxb,
                               max_inflated_size=maxi):
         parts = [(ch.data, ch.records)] + [ch.inflated[i] for i in sorted(ch.inflated)]

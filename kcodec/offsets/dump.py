@@ -335,7 +335,7 @@ def iter_dump(source: Any, selection: Selection = Selection(), *, file: Optional
     columns this path was once built on); ``strict=True`` ends at the first corrupt batch
     (its chunk's lines stop before it)."""
     writer = _Writer(selection, file, None) if columnar and _odump is not None else None
-    for ch in _log.iter_chunks(source, **kwargs):
+    for ch in _log.iter_chunks(_log.topic_source(source, _log.OFFSETS_TOPIC), **kwargs):
         end = ch.base + int(ch.batches["next_position"].max())
         if writer is not None and not ch.errors:
             yield writer.chunk(ch), 0, end, None

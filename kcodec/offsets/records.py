@@ -355,7 +355,7 @@ def iter_decoded(source: Any, **kwargs: Any) -> Iterator[Tuple[Any, Any, Optiona
     with ``batch.error`` set (none of its records is read); undecodable records carry
     ``error``."""
     from kcodec import log as _recs
-    for batch in _recs.iter_batches(source, **kwargs):
+    for batch in _recs.iter_batches(_recs.topic_source(source, _recs.OFFSETS_TOPIC), **kwargs):
         if not batch.records:
             yield batch, None, None
             continue
