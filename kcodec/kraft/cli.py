@@ -120,7 +120,10 @@ def cmd_image(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     else:
         out.write(json.dumps(value, default=_json_default, indent=None if args.compact else 2) + "\n")
     for i in img.issues[: args.issues]:
-        print(f"issue at offset {i.offset}: {i.kind}: {i.message}", file=sys.stderr)
+        print(f"kcodec kraft image: issue at offset {i.offset}: {i.kind}: {i.message}", file=sys.stderr)
+    if len(img.issues) > args.issues:
+        print(f"kcodec kraft image: ... and {len(img.issues) - args.issues} more issue(s) "
+              f"(--issues N shows N)", file=sys.stderr)
     return EXIT_DATA if img.damaged else EXIT_OK
 
 
@@ -315,8 +318,9 @@ def add_subparsers(subparsers: Any) -> None:
         u.set_defaults(func=lambda a, _op=op: _cmd_update(_op, a))
     r = fs.add_parser("rewrite", help="write a snapshot of the image at a lower metadata.version")
     r.add_argument("--to", required=True, help="metadata.version (level or 3.9-IV0)")
-    r.add_argument("--epoch", type=int, default=0,
-                   help="leader epoch in the snapshot's file name and batches (default 0)")
+    r.add_argument("--epoch", type=int, default=None,
+                   help="leader epoch in the snapshot's file name and batches (default: the "
+                        "epoch of the log's last batch)")
     r.add_argument("paths", nargs="+", metavar="PATH", help="the log/snapshot, then OUT")
     r.set_defaults(func=_rewrite_entry)
 

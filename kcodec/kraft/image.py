@@ -331,6 +331,10 @@ class MetadataImage:
         self.producer_ids: Optional[dict] = None
         self.zk_migration_state: Optional[int] = None
         self.last_offset: int = -1
+        # the partition leader epoch of the last batch read (a snapshot taken here is
+        # named and written with it, as the controller's are)
+        self.last_epoch: int = -1
+        self._last_batch_offset: int = -1
         self.issues: List[Issue] = []
         # the log's batches that failed (bad CRC, cut, undecompressable...): none of their
         # records is in the image (the log reader withholds them); each is an issue too
@@ -1363,6 +1367,7 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
         for e in (lc.errors[i] for i in sorted(lc.errors)):
             img.batch_errors.append(e)
             img.issues.append(Issue(e.position, e.file, None, None, "error", str(e), b""))
+        _note_last_epoch(img, lc)
         ch = _Chunk(lc)
         if not len(ch):
             continue
@@ -1374,6 +1379,22 @@ def replay(source: Any, *, image: Optional[MetadataImage] = None, verify_crc: bo
     if compact:
         img.compact()
     return img
+
+
+def _note_last_epoch(img: MetadataImage, lc: Any) -> None:
+    """Keep the epoch of the readable batch with the highest last offset so far."""
+    b = lc.batches
+    if not len(b):
+        return
+    ok = np.ones(len(b), bool)
+    ok[list(lc.errors)] = False
+    if not ok.any():
+        return
+    last = b["base_offset"][ok] + b["last_offset_delta"][ok]
+    i = int(np.argmax(last))
+    if int(last[i]) >= img._last_batch_offset:
+        img._last_batch_offset = int(last[i])
+        img.last_epoch = int(b["partition_leader_epoch"][ok][i])
 
 
 def _frame_heads(buf: Any, pos: np.ndarray, lens: np.ndarray, wide: bool = True

@@ -276,11 +276,14 @@ def rewrite(image: MetadataImage, to: Union[int, str, F.MetadataVersion]) -> Tup
 
 
 def write_snapshot(image: MetadataImage, out: Union[str, "os.PathLike[str]"], *,
-                   to: Union[int, str, F.MetadataVersion, None] = None, epoch: int = 0,
+                   to: Union[int, str, F.MetadataVersion, None] = None, epoch: Optional[int] = None,
                    timestamps: Tuple[int, int, int] = None,
                    allow_damaged: bool = False) -> RewriteReport:
     """Write a snapshot of ``image`` (at ``to``, default its own level) to the file
-    ``out``, or into the directory ``out`` under Kafka's snapshot file name.
+    ``out``, or into the directory ``out`` under Kafka's snapshot file name
+    (``<end offset>-<epoch>.checkpoint``).  ``epoch``: the snapshot's leader epoch, by
+    default the one of the last batch the image was replayed from
+    (:attr:`MetadataImage.last_epoch`; 0 when none was read).
 
     An image replayed from a damaged log (:attr:`MetadataImage.damaged`) lacks what the
     damaged part held: it raises :class:`~kcodec.errors.CorruptRecordError` (naming the
@@ -293,6 +296,8 @@ def write_snapshot(image: MetadataImage, out: Union[str, "os.PathLike[str]"], *,
             f"the log is damaged ({len(dmg)} unreadable part(s), first: {dmg[0]}): a snapshot "
             "of what could be read would not be the cluster's state",
             file=first.file if first else None, position=first.position if first else None)
+    if epoch is None:
+        epoch = max(image.last_epoch, 0)
     recs, report = rewrite(image, to if to is not None else (image.metadata_version or F.MINIMUM.level))
     data = encode_snapshot(recs, timestamps=timestamps, epoch=epoch)
     path = os.fspath(out)

@@ -277,10 +277,13 @@ def cmd_groups(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         if st.errors:
             _corrupt_summary("groups", len(st.errors), st.errors[0])
         return status
-    rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL", "MEMBERS", "OFFSETS")]
+    # the protocol type (classic groups: "consumer", "connect", ...) and the assignor the
+    # group chose (Kafka's ASSIGNMENT-STRATEGY; none while Empty) in columns of their own
+    rows = [("GROUP", "TYPE", "STATE", "EPOCH", "PROTOCOL-TYPE", "ASSIGNMENT-STRATEGY", "MEMBERS", "OFFSETS")]
     for gid, g in sorted(st.groups.items()):
-        rows.append((gid, g.type + (f" (from {g.converted_from})" if g.converted_from else ""), g.state, "-" if g.generation is None else str(g.generation),
-                     g.protocol or g.protocol_type or "-", str(len(g.members)), str(len(g.offsets))))
+        rows.append((gid, g.type + (f" (from {g.converted_from})" if g.converted_from else ""), g.state,
+                     "-" if g.generation is None else str(g.generation), g.protocol_type or "-",
+                     g.protocol or "-", str(len(g.members)), str(len(g.offsets))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")

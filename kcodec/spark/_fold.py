@@ -79,8 +79,10 @@ class _Stats:
             self.commits = merged
             self.resolution *= f
 
-    def flag(self, row: Dict[str, Any]) -> None:
-        self.flagged += 1
+    def flag(self, row: Dict[str, Any], record: bool = True) -> None:
+        """A flagged row (kept up to FLAGGED_CAP); ``record``: it is a record (counted in
+        ``flagged``), not a corrupt batch (counted by the caller as such)."""
+        self.flagged += record
         if len(self.flagged_rows) < FLAGGED_CAP:
             self.flagged_rows.append(row)
 
@@ -294,7 +296,7 @@ def fold_partition(part: str, files: List[str], *, chunk_size: Optional[int] = N
                                            "error": f"{e.reason}: {e.message} (skipped to {e.skipped_to})"}))
                     f.errors.append(str(e))
                     stats.flag({"file": e.file, "position": e.position, "offset": None,
-                                "record_type": None, "reason": f"{e.reason}: {e.message}"})
+                                "record_type": None, "reason": f"{e.reason}: {e.message}"}, record=False)
                 f.add_columns(cols, partition=part)
                 if tl is not None:
                     tl.add_columns(cols, partition=part)

@@ -25,6 +25,8 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from kcodec.cli import plural
+
 __all__ = ["write_report", "render_report", "print_summary", "local_analysis", "LocalAnalysis", "find_storms",
            "commit_rates", "group_rows"]
 
@@ -545,8 +547,10 @@ def print_summary(a: Any, console: Any = None) -> None:
     c = console or Console(width=None if sys.stdout.isatty() else 160)
     groups = group_rows(a)
     events = getattr(a, "group_events", None) or []
-    c.print(f"[bold]kcodec analyze[/bold] {a.source}: {a.records:,} records, {len(groups)} groups, "
-            f"{a.flagged} records flagged, {a.corrupt_batches} corrupt batches ({a.seconds:.1f} s)")
+    c.print(f"[bold]kcodec analyze[/bold] {a.source}: {a.records:,} record{'' if a.records == 1 else 's'}, "
+            f"{plural(len(groups), 'group')}, "
+            f"{plural(a.flagged, 'record')} flagged, {plural(a.corrupt_batches, 'corrupt batch', 'corrupt batches')} "
+            f"({a.seconds:.1f} s)")
     t = Table(title="Groups", caption="assignor*: the one an Empty group used when it last had members")
     cols = ("group", "type", "state", "epoch", "protocol type", "assignor", "members", "static members", "offsets")
     # the columns that name a group are never cut; the others give way on a narrow console

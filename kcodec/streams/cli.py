@@ -30,7 +30,13 @@ def _unhex(text: str) -> bytes:
 
 def _decode_bytes(kind: str, data: bytes) -> dict:
     if kind == "subscription":
-        return {"kind": kind, "decoded": subscription_to_json(decode_subscription(data))}
+        info = decode_subscription(data)
+        doc = {"kind": kind, "decoded": subscription_to_json(info)}
+        if info.future:
+            # a version newer than this client knows (KIP-268 version probing): only the
+            # two versions were read; the rest of "decoded" are Kafka's placeholders
+            doc["future"] = True
+        return doc
     if kind == "assignment":
         return {"kind": kind, "decoded": assignment_to_json(decode_assignment(data))}
     for k in ("subscription", "assignment"):     # auto: whichever decodes completely
