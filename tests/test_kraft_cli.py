@@ -55,3 +55,17 @@ def test_image_and_rewrite(capsys, tmp_path):
     assert capsys.readouterr().out.strip() == "21"
     assert main(["kraft", "bootstrap", str(tmp_path), "--release-version", "4.1-IV1"]) == 0
     assert (tmp_path / "bootstrap.checkpoint").stat().st_size == 355
+
+
+def test_rewrite_names_the_snapshot_with_the_last_batchs_epoch(capsys, tmp_path):
+    # Kafka names a snapshot <end offset>-<epoch>: the epoch of the log's last batch, read
+    # here from the oracle's last batch line
+    import re
+    dump = (META / "kafka-dump-log.txt").read_text()
+    last = [l for l in dump.splitlines() if l.startswith("baseOffset:")][-1]
+    end = int(re.search(r"lastOffset: (\d+)", last).group(1)) + 1
+    epoch = int(re.search(r"partitionLeaderEpoch: (\d+)", last).group(1))
+    assert main(["features", "rewrite", "--to", "4.1-IV1", str(SEGMENTS), str(tmp_path)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == [f"{end:020d}-{epoch:010d}.checkpoint"]
+    assert main(["kraft", "dump", str(tmp_path)]) == 0
+    assert f"partitionLeaderEpoch: {epoch} " in capsys.readouterr().out

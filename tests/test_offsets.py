@@ -467,6 +467,13 @@ def test_cli_dump(oracle):
 def test_cli_groups_and_downgrade(tmp_path):
     rc, out = _run(["offsets", "groups", str(require(SEGMENTS))])
     assert rc == 0 and out.startswith("GROUP")
+    # the protocol type and the assignor (Kafka's ASSIGNMENT-STRATEGY) in columns of their own
+    head, *rows = [l.split() for l in out.splitlines() if l.strip()][:1 + len(fold_log(SEGMENTS).groups)]
+    assert head[4:6] == ["PROTOCOL-TYPE", "ASSIGNMENT-STRATEGY"]
+    st = fold_log(SEGMENTS)
+    for r in rows:          # (read from the right: TYPE may say "(from ...)")
+        g = st.groups[r[0]]
+        assert r[-4:-2] == [g.protocol_type or "-", g.protocol or "-"], r
     rc, out = _run(["offsets", "groups", "--json", str(SEGMENTS)])
     doc = json.loads(out)
     assert set(doc["groups"]) == set(fold_log(SEGMENTS).groups)

@@ -23,6 +23,16 @@ def test_decode_hex_auto():
     assert rc == 0 and json.loads(out)["kind"] == "assignment"
 
 
+def test_decode_says_a_version_probing_subscription_is_future():
+    # a subscription newer than this client (KIP-268): only its two versions are read, the
+    # rest of "decoded" are placeholders, and the output says so
+    rc, out = run(["decode", "--json", "--kind", "subscription", "0000000c0000000d"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["future"] is True and doc["decoded"]["version"] == 12
+    rc, out = run(["decode", "--json", "0000000b0000000b" + "00" * 24 + "7fffffffffffffff"])
+    assert "future" not in json.loads(out)
+
+
 def test_decode_bad_bytes_is_an_error(capsys):
     rc, _ = run(["decode", "--kind", "assignment", "0000000b00"])
     assert rc == 3 and "byte offset" in capsys.readouterr().err     # kcodec.cli.EXIT_DATA
