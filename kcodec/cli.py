@@ -99,7 +99,8 @@ def _segment_file(path: str) -> None:
                                    f"(magic byte {magic}; Kafka writes 0, 1 or 2)")
 
 
-#: The topic each kind of command reads from a broker's log dir.
+#: The topic each kind of command reads from a broker's log dir (kcodec.log's names, written
+#: here so that starting a command does not import kcodec.log and NumPy; a test keeps them equal).
 OFFSETS_TOPIC = "__consumer_offsets"
 METADATA_TOPIC = "__cluster_metadata"
 _LEFT_OUT_SHOWN = 10        # partitions named in the stderr line; the rest are counted

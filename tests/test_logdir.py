@@ -167,3 +167,8 @@ def test_analyze_refuses_a_dir_of_other_topics_before_spark_starts(logdir, tmp_p
     assert rc == cli.EXIT_USAGE and out == ""
     assert err.strip() == (f"kcodec analyze: {tmp_path}: no __consumer_offsets or __cluster_metadata "
                            "partitions in this directory, only 2 of other topics: __transaction_state-27, orders-0")
+
+
+def test_the_cli_names_the_topics_as_kcodec_log_does():
+    # kcodec.cli keeps its own copy (a command starts without importing kcodec.log)
+    assert (cli.OFFSETS_TOPIC, cli.METADATA_TOPIC) == (log.OFFSETS_TOPIC, log.METADATA_TOPIC)

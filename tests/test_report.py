@@ -229,9 +229,10 @@ def test_analyze_timeline_stays_packed_and_reads_as_the_timeline_of_each_partiti
     from kcodec.offsets import iter_offset_columns
     from kcodec.offsets.timeline import Timeline
     from kcodec.spark._fold import PackedRows, fold_partition
-    from kcodec.spark.analyze import _load_fold_rows, _natural_key, _timeline_rows
+    from kcodec.spark._source import _natural
+    from kcodec.spark.analyze import _load_fold_rows, _timeline_rows
     require(SEGMENTS)
-    dirs = sorted(SEGMENTS.iterdir(), key=lambda d: _natural_key(d.name))
+    dirs = sorted(SEGMENTS.iterdir(), key=lambda d: _natural(d.name))
     rows = [r for d in dirs for r in fold_partition(d.name, [str(f) for f in sorted(d.glob("*.log"))])]
     assert all(isinstance(data, bytes) for t, data in rows if t in ("partitions", "group_events", "commit_counts"))
     parts = _load_fold_rows(rows)["partitions"]

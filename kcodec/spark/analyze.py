@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kcodec.cli import OFFSETS_TOPIC
+from kcodec.log import METADATA_TOPIC, OFFSETS_TOPIC
 
 from ._fold import TIMELINE_TABLES, PackedRows, _jsonable, load_row
 
@@ -272,8 +272,8 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
     other: List[str] = []
     listed = [] if dump else segment_files_sized(spark, [src], topic=OFFSETS_TOPIC, left_out=other)
     found_meta = sorted({os.path.dirname(p) for p, _ in listed if _is_metadata(p)}
-                        | {os.path.join(src, d) for d in other if _is_metadata(os.path.join(d, "x.log"))})
-    left_out = [d for d in other if not _is_metadata(os.path.join(d, "x.log"))]
+                        | {os.path.join(src, d) for d in other if is_metadata_dir(d)})
+    left_out = [d for d in other if not is_metadata_dir(d)]
     listed = [(p, n) for p, n in listed if not _is_metadata(p)]
     if metadata is None and found_meta:
         metadata = found_meta if len(found_meta) > 1 else found_meta[0]
@@ -333,7 +333,8 @@ def analyze(spark: Any, path: Optional[str] = None, out: Optional[str] = None, *
         if downgrade_to:
             prog.set(f"checking a downgrade to {downgrade_to}")
             downgrade = _downgrade(src, downgrade_to)
-    parts.sort(key=lambda p: _natural_key(p["partition"]))
+    from ._source import _natural
+    parts.sort(key=lambda p: _natural(str(p["partition"] or "")))
     a = Analysis(src, out, sum(p["records"] for p in parts), sum(p.get("flagged") or 0 for p in parts),
                  sum(p.get("corrupt_batches") or 0 for p in parts), groups, by_state, assignors, rebalances,
                  commit_rows, bucket_seconds, sorted(g for p in parts for g in (p["deleted_groups"] or [])),
@@ -383,9 +384,14 @@ def _timeline_rows(parts: List[Dict[str, Any]], table: str) -> PackedRows:
     return out
 
 
+def is_metadata_dir(directory: str) -> bool:
+    """A ``__cluster_metadata`` partition directory."""
+    return os.path.basename(directory.rstrip("/")).startswith(METADATA_TOPIC + "-")
+
+
 def _is_metadata(path: str) -> bool:
     """A file of a ``__cluster_metadata`` partition (its segments and snapshots)."""
-    return os.path.basename(os.path.dirname(path.rstrip("/"))).startswith("__cluster_metadata-")
+    return is_metadata_dir(os.path.dirname(path.rstrip("/")))
 
 
 def _type_names() -> Any:
@@ -394,11 +400,6 @@ def _type_names() -> Any:
     from kcodec.offsets import record_types
     return F.create_map(*[c for rt, info in sorted(record_types().items())
                           for c in (F.lit(rt).cast("short"), F.lit(info.name))])
-
-
-def _natural_key(s: Any) -> List[Any]:
-    import re
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(s or ""))]
 
 
 _CORRUPT_SCHEMA = "topic string, partition int, file string, batch_position long, error string"
@@ -498,8 +499,7 @@ def _downgrade(src: str, to: str) -> List[Dict[str, Any]]:
     from kcodec.offsets import check_downgrade
     if "://" in src and not src.startswith("file:"):
         return [{"outcome": "unchecked", "reason": "the downgrade check reads local segment files only"}]
-    from kcodec.log import log_files
-    rep = check_downgrade(log_files(src.replace("file:", ""), topic=OFFSETS_TOPIC), to=to)
+    rep = check_downgrade(src.replace("file:", ""), to=to)     # (__consumer_offsets only)
     return [_jsonable(f) for f in rep.summary()]
 
 

@@ -36,11 +36,11 @@ def _check_arguments(args: argparse.Namespace) -> None:
     input_files([path])
     if os.path.isdir(path):
         # a broker's log dir: the job reads __consumer_offsets and __cluster_metadata only
-        from kcodec.cli import OFFSETS_TOPIC, _partitions_text
-        from kcodec.log import list_log_files
+        from kcodec.cli import _partitions_text
+        from kcodec.log import OFFSETS_TOPIC, list_log_files
+        from .analyze import is_metadata_dir
         files, other = list_log_files(path, topic=OFFSETS_TOPIC)
-        if not files and not args.metadata and not any(
-                os.path.basename(d).startswith("__cluster_metadata-") for d in other):
+        if not files and not args.metadata and not any(is_metadata_dir(d) for d in other):
             raise InputPathError(path, "no __consumer_offsets or __cluster_metadata partitions in this "
                                        f"directory, only {_partitions_text(other)}")
 

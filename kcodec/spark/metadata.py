@@ -226,9 +226,10 @@ def metadata_history(spark: Any, path: "str | List[str]") -> MetadataHistory:
     types' few fields reach the driver.  Corrupt batches and records that do not decode
     are in :attr:`MetadataHistory.errors` (nothing of them is in the tables)."""
     from pyspark.sql import functions as F
-    from ._source import read_log
+    from kcodec.log import METADATA_TOPIC
+    from ._source import _natural, read_log
     from .functions import from_metadata_record
-    df = read_log(spark, path, topic="__cluster_metadata")
+    df = read_log(spark, path, topic=METADATA_TOPIC)
     bad = F.col("error").isNotNull()
     got = (df.where(bad | (~F.col("is_control") & F.col("value").isNotNull()))
            .select("offset", "timestamp", "file", "batch_position", "error",
@@ -248,10 +249,6 @@ def metadata_history(spark: Any, path: "str | List[str]") -> MetadataHistory:
                      "r": x["r"].asDict(recursive=True)})
     errors.sort(key=lambda e: (_natural(str(e["file"])), e["position"] or 0, e["offset"] or 0))
     return MetadataHistory(replay(_ordered(rows)), errors)
-
-
-def _natural(s: str) -> List[Any]:
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", s)]
 
 
 def _cell(v: Any) -> str:
